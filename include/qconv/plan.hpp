@@ -1,0 +1,84 @@
+// Plan: weights prepared once for one Problem and one CPU, immutable, shareable between threads.
+//
+// What a Plan fixes at preparation: every field of the Problem except the two below, the weight
+// values, and the engine chosen for this CPU. What may change per call without re-preparing:
+//   - the batch size (taken from the input tensor's N dimension),
+//   - the input zero point (RunOptions::input_zero_point), re-checked against the overflow bound.
+// Anything else that differs is refused with PreparedMismatch naming the field.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "qconv/problem.hpp"
+#include "qconv/tensor.hpp"
+
+namespace qconv {
+
+// An optional bias: s32 values for the schemes that add it to the accumulator, float values for
+// the PyTorch schemes (takes_float_bias). One value per output channel.
+class BiasView {
+ public:
+  BiasView() = default;
+  BiasView(std::span<const std::int32_t> values) : s32_(values) {}  // NOLINT
+  BiasView(std::span<const float> values) : f32_(values) {}         // NOLINT
+
+  bool present() const { return s32_.data() != nullptr || f32_.data() != nullptr; }
+  bool is_float() const { return f32_.data() != nullptr; }
+  std::span<const std::int32_t> s32() const { return s32_; }
+  std::span<const float> f32() const { return f32_; }
+  std::size_t size() const { return is_float() ? f32_.size() : s32_.size(); }
+
+ private:
+  std::span<const std::int32_t> s32_;
+  std::span<const float> f32_;
+};
+
+struct PrepareOptions {
+  // "auto" picks the fastest engine that can run the problem; "reference" forces the oracle.
+  std::string engine = "auto";
+};
+
+struct RunOptions {
+  int threads = 1;                               // 0 = all hardware threads
+  std::optional<std::int32_t> input_zero_point;  // overrides the prepared one for this call
+};
+
+class Plan {
+ public:
+  // Checks the weight tensor against the problem (dtype, layout, shape, buffer size) and the
+  // accumulator bound (OverflowRisk), then hands the weights to the chosen engine to pack.
+  static Plan prepare(const Problem& problem, ConstTensorView weights,
+                      const PrepareOptions& options = {});
+
+  const Problem& problem() const;
+  // The engine that runs this plan and why it was chosen (like oneDNN's verbose implementation
+  // name).
+  std::string_view engine() const;
+  std::string describe() const;
+
+  // Throws PreparedMismatch naming the first field where `call` differs from the prepared problem
+  // (batch and input zero point excepted, see above).
+  void require_compatible(const Problem& call) const;
+
+  // Runs the convolution. Every argument is checked before anything is written: the input's and
+  // output's dtype, layout, shape (batch free) and buffer size, the bias kind and length, the
+  // input zero point. On any error the output is untouched.
+  void execute(ConstTensorView input, TensorView output, BiasView bias = {},
+               const RunOptions& options = {}) const;
+  // As above, allocating the output.
+  Tensor execute(ConstTensorView input, BiasView bias = {}, const RunOptions& options = {}) const;
+
+  struct Impl;
+  explicit Plan(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+}  // namespace qconv

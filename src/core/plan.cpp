@@ -1,0 +1,242 @@
+// Preparation and execution: the one place where tensors are checked against the problem, the
+// accumulator bound is enforced, an engine is chosen and a prepared object refuses a mismatch.
+#include "qconv/plan.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include "core/check.hpp"
+#include "core/parallel.hpp"
+#include "engines/engine.hpp"
+#include "output/output_stage.hpp"
+#include "qconv/error.hpp"
+
+namespace qconv {
+
+using detail::fail;
+using detail::require;
+
+struct Plan::Impl {
+  Problem problem;
+  // Σ_k |w[o,k] − zw[o]| per output channel: the accumulator bound is max|x − zx| times this.
+  std::vector<std::int64_t> abs_weight_sums;
+  std::int64_t max_abs_weight_sum = 0;
+  const detail::Engine* engine = nullptr;
+  std::string reason;
+  std::unique_ptr<detail::PreparedKernel> kernel;
+};
+
+namespace {
+
+void check_tensor(const ConstTensorView& view, std::string_view field, DType dtype, Layout layout,
+                  const Shape& shape) {
+  require<ShapeMismatch>(!view.empty(), field, "empty view", "a tensor is required");
+  require<ShapeMismatch>(view.dtype() == dtype, std::string(field) + ".dtype",
+                         to_string(view.dtype()),
+                         "the problem needs " + std::string(to_string(dtype)));
+  require<ShapeMismatch>(view.layout() == layout, std::string(field) + ".layout",
+                         to_string(view.layout()),
+                         "the problem needs " + std::string(to_string(layout)));
+  require<ShapeMismatch>(view.shape() == shape, std::string(field) + ".shape",
+                         to_string(view.shape()), "the problem needs " + to_string(shape));
+}
+
+// max |x − zx| over every value of the input dtype.
+std::int64_t max_input_offset(DType dtype, std::int32_t zero_point) {
+  return std::max(zero_point - dtype_min(dtype), dtype_max(dtype) - zero_point);
+}
+
+void check_accumulator_bound(const Problem& p, std::int64_t max_abs_weight_sum,
+                             std::int32_t input_zero_point) {
+  if (p.desc().allow_wraparound) return;
+  const std::int64_t mx = max_input_offset(p.desc().input_dtype, input_zero_point);
+  const std::int64_t limit = std::numeric_limits<std::int32_t>::max();
+  if (mx * max_abs_weight_sum <= limit) return;
+  std::ostringstream rule;
+  rule << "with K = C_in/groups*kh*kw = " << p.reduction_size() << ", max|x - zx| = " << mx
+       << " (input_zero_point " << input_zero_point
+       << ") and max over channels of sum|w - zw| = " << max_abs_weight_sum
+       << ", the accumulator can reach " << mx * max_abs_weight_sum
+       << " > 2^31 - 1; the bound K*max|x-zx|*max|w-zw| <= 2^31 - 1 is broken. Set "
+          "allow_wraparound to accept two's-complement wrap-around";
+  fail<OverflowRisk>("accumulator", "K = " + std::to_string(p.reduction_size()), rule.str());
+}
+
+bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  return x < y + b_bytes && y < x + a_bytes;
+}
+
+template <class T>
+void compare_field(std::string_view field, const T& prepared, const T& given) {
+  if (prepared == given) return;
+  throw PreparedMismatch(std::string(field) + ": prepared for " + detail::describe_value(prepared) +
+                         ", given " + detail::describe_value(given) +
+                         "; prepare the weights again for this problem");
+}
+
+template <class T>
+std::string join(const std::vector<T>& values) {
+  std::ostringstream out;
+  out.precision(17);
+  out << '[';
+  for (std::size_t i = 0; i < values.size(); ++i) out << (i ? ", " : "") << values[i];
+  out << ']';
+  return out.str();
+}
+
+void check_bias(const Problem& p, BiasView bias) {
+  const auto& d = p.desc();
+  if (!d.has_bias) {
+    if (bias.present()) {
+      throw PreparedMismatch("has_bias: prepared for false, given a bias; prepare with has_bias");
+    }
+    return;
+  }
+  require(bias.present(), "bias", "none", "the plan was prepared with has_bias = true");
+  const bool want_float = takes_float_bias(d.scheme.kind);
+  require<ShapeMismatch>(bias.is_float() == want_float, "bias.dtype",
+                         bias.is_float() ? "f32" : "s32",
+                         "scheme " + std::string(to_string(d.scheme.kind)) + " takes a " +
+                             (want_float ? "float" : "s32") + " bias");
+  require<ShapeMismatch>(static_cast<std::int64_t>(bias.size()) == d.out_channels, "bias.size",
+                         bias.size(), "needs out_channels = " + std::to_string(d.out_channels));
+}
+
+}  // namespace
+
+Plan Plan::prepare(const Problem& problem, ConstTensorView weights, const PrepareOptions& options) {
+  const auto& d = problem.desc();
+  check_tensor(weights, "weight", d.weight_dtype, d.weight_layout, problem.weight_shape());
+  const detail::CanonicalWeights canonical(problem, weights);
+
+  auto impl = std::make_shared<Impl>(Impl{problem, {}, 0, nullptr, {}, nullptr});
+  impl->abs_weight_sums.resize(static_cast<std::size_t>(d.out_channels));
+  for (std::int64_t o = 0; o < d.out_channels; ++o) {
+    std::int64_t sum = 0;
+    for (std::int16_t w : canonical.channel(o)) sum += std::abs(w - problem.weight_zero_point(o));
+    impl->abs_weight_sums[static_cast<std::size_t>(o)] = sum;
+    impl->max_abs_weight_sum = std::max(impl->max_abs_weight_sum, sum);
+  }
+  check_accumulator_bound(problem, impl->max_abs_weight_sum, d.input_zero_point);
+
+  std::string refusals;
+  for (const detail::Engine* engine : detail::all_engines()) {
+    if (options.engine != "auto" && engine->name() != options.engine) continue;
+    const std::string why_not = engine->unsupported_reason(problem);
+    if (!why_not.empty()) {
+      refusals += std::string(engine->name()) + ": " + why_not + "; ";
+      continue;
+    }
+    impl->engine = engine;
+    impl->reason = refusals.empty() ? "first engine able to run the problem"
+                                    : "faster engines declined: " + refusals;
+    break;
+  }
+  if (impl->engine == nullptr) {
+    require(!refusals.empty(), "engine", options.engine,
+            "unknown engine (\"auto\", \"reference\" or a built-in engine's name)");
+    fail("engine", options.engine, "cannot run this problem: " + refusals);
+  }
+  impl->kernel = impl->engine->prepare(problem, canonical);
+  return Plan(std::move(impl));
+}
+
+const Problem& Plan::problem() const { return impl_->problem; }
+std::string_view Plan::engine() const { return impl_->engine->name(); }
+
+std::string Plan::describe() const {
+  return std::string(engine()) + " (" + impl_->reason + ") for " + impl_->problem.summary();
+}
+
+void Plan::require_compatible(const Problem& call) const {
+  const ProblemDesc& a = impl_->problem.desc();
+  const ProblemDesc& b = call.desc();
+  compare_field("op", std::string(to_string(a.op)), std::string(to_string(b.op)));
+  compare_field("in_channels", a.in_channels, b.in_channels);
+  compare_field("in_height", a.in_height, b.in_height);
+  compare_field("in_width", a.in_width, b.in_width);
+  compare_field("out_channels", a.out_channels, b.out_channels);
+  compare_field("groups", a.groups, b.groups);
+  compare_field("kernel_h", a.kernel_h, b.kernel_h);
+  compare_field("kernel_w", a.kernel_w, b.kernel_w);
+  compare_field("stride_h", a.stride_h, b.stride_h);
+  compare_field("stride_w", a.stride_w, b.stride_w);
+  compare_field("dilation_h", a.dilation_h, b.dilation_h);
+  compare_field("dilation_w", a.dilation_w, b.dilation_w);
+  compare_field("pad_top", a.pad_top, b.pad_top);
+  compare_field("pad_bottom", a.pad_bottom, b.pad_bottom);
+  compare_field("pad_left", a.pad_left, b.pad_left);
+  compare_field("pad_right", a.pad_right, b.pad_right);
+  compare_field("output_padding_h", a.output_pad_h, b.output_pad_h);
+  compare_field("output_padding_w", a.output_pad_w, b.output_pad_w);
+  compare_field("input_dtype", std::string(to_string(a.input_dtype)),
+                std::string(to_string(b.input_dtype)));
+  compare_field("weight_dtype", std::string(to_string(a.weight_dtype)),
+                std::string(to_string(b.weight_dtype)));
+  compare_field("output_dtype", std::string(to_string(a.output_dtype)),
+                std::string(to_string(b.output_dtype)));
+  compare_field("input_layout", std::string(to_string(a.input_layout)),
+                std::string(to_string(b.input_layout)));
+  compare_field("weight_layout", std::string(to_string(a.weight_layout)),
+                std::string(to_string(b.weight_layout)));
+  compare_field("output_layout", std::string(to_string(a.output_layout)),
+                std::string(to_string(b.output_layout)));
+  compare_field("input_scale", a.input_scale, b.input_scale);
+  compare_field("weight_scale", join(a.weight_scale), join(b.weight_scale));
+  compare_field("weight_zero_point", join(a.weight_zero_point), join(b.weight_zero_point));
+  compare_field("output_scale", a.output_scale, b.output_scale);
+  compare_field("output_zero_point", a.output_zero_point, b.output_zero_point);
+  compare_field("scheme", std::string(to_string(a.scheme.kind)),
+                std::string(to_string(b.scheme.kind)));
+  compare_field("rounding", std::string(to_string(a.scheme.rounding)),
+                std::string(to_string(b.scheme.rounding)));
+  compare_field("scheme.multiplier_q31", join(a.scheme.multiplier_q31),
+                join(b.scheme.multiplier_q31));
+  compare_field("scheme.shift", join(a.scheme.shift), join(b.scheme.shift));
+  compare_field("activation", static_cast<int>(a.activation.kind),
+                static_cast<int>(b.activation.kind));
+  compare_field("activation.min", a.activation.min, b.activation.min);
+  compare_field("activation.max", a.activation.max, b.activation.max);
+  compare_field("has_bias", a.has_bias, b.has_bias);
+  compare_field("allow_wraparound", a.allow_wraparound, b.allow_wraparound);
+}
+
+void Plan::execute(ConstTensorView input, TensorView output, BiasView bias,
+                   const RunOptions& options) const {
+  const Problem& p = impl_->problem;
+  const auto& d = p.desc();
+  require<ShapeMismatch>(!input.empty() && input.shape().size() == 4, "input.shape",
+                         to_string(input.shape()), "an activation tensor has 4 dimensions");
+  const std::int64_t batch = input.dim(0);
+  check_tensor(input, "input", d.input_dtype, d.input_layout, p.input_shape(batch));
+  check_tensor(output, "output", d.output_dtype, d.output_layout, p.output_shape(batch));
+  require(!overlaps(input.data(), input.bytes(), output.data(), output.bytes()), "output.data",
+          "overlapping the input", "the output buffer must not overlap the input buffer");
+  check_bias(p, bias);
+  require(options.threads >= 0, "threads", options.threads, "must be 0 (all) or positive");
+  const std::int32_t zx = options.input_zero_point.value_or(d.input_zero_point);
+  require(zx >= dtype_min(d.input_dtype) && zx <= dtype_max(d.input_dtype), "input_zero_point", zx,
+          "must lie in the range of " + std::string(to_string(d.input_dtype)));
+  check_accumulator_bound(p, impl_->max_abs_weight_sum, zx);
+  const detail::OutputStage stage(d, bias);
+
+  const detail::RunContext context{
+      p, batch, zx, input.data(), output.data(), stage, detail::resolve_threads(options.threads)};
+  impl_->kernel->run(context);
+}
+
+Tensor Plan::execute(ConstTensorView input, BiasView bias, const RunOptions& options) const {
+  const Problem& p = impl_->problem;
+  require<ShapeMismatch>(!input.empty() && input.shape().size() == 4, "input.shape",
+                         to_string(input.shape()), "an activation tensor has 4 dimensions");
+  Tensor output(p.desc().output_dtype, p.desc().output_layout, p.output_shape(input.dim(0)));
+  execute(input, output.view(), bias, options);
+  return output;
+}
+
+}  // namespace qconv

@@ -1,0 +1,57 @@
+#include "engines/engine.hpp"
+
+namespace qconv::detail {
+namespace {
+
+// Offset in the caller's weight buffer of value(o, c, r, s) for the problem's weight layout.
+std::int64_t source_offset(const Problem& p, std::int64_t o, std::int64_t c, std::int64_t r,
+                           std::int64_t s) {
+  const auto& d = p.desc();
+  const std::int64_t kh = d.kernel_h;
+  const std::int64_t kw = d.kernel_w;
+  const std::int64_t ipg = p.in_channels_per_group();
+  const std::int64_t opg = p.out_channels_per_group();
+  if (p.transposed()) {
+    if (d.weight_layout == Layout::IOHW) {  // [C_in, C_out/groups, kh, kw]
+      const std::int64_t g = o / opg;
+      const std::int64_t input_channel = g * ipg + c;
+      return ((input_channel * opg + (o - g * opg)) * kh + r) * kw + s;
+    }
+    return ((o * ipg + c) * kh + r) * kw + s;  // OIHW: [C_out, C_in/groups, kh, kw]
+  }
+  switch (d.weight_layout) {
+    case Layout::OIHW: return ((o * ipg + c) * kh + r) * kw + s;
+    case Layout::OHWI: return ((o * kh + r) * kw + s) * ipg + c;
+    case Layout::HWIO: return ((r * kw + s) * ipg + c) * d.out_channels + o;
+    // HWOI is depthwise only: [kh, kw, C_in, multiplier] with o = c_in · multiplier + m, which is
+    // the same memory order as [kh, kw, C_out].
+    case Layout::HWOI: return (r * kw + s) * d.out_channels + o;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+CanonicalWeights::CanonicalWeights(const Problem& p, ConstTensorView weights)
+    : dtype_(p.desc().weight_dtype),
+      in_per_group_(p.in_channels_per_group()),
+      kernel_h_(p.desc().kernel_h),
+      kernel_w_(p.desc().kernel_w) {
+  const std::int64_t out = p.desc().out_channels;
+  values_.resize(static_cast<std::size_t>(out * in_per_group_ * kernel_h_ * kernel_w_));
+  const auto* u8 = weights.as<std::uint8_t>();
+  const auto* s8 = weights.as<std::int8_t>();
+  std::size_t i = 0;
+  for (std::int64_t o = 0; o < out; ++o) {
+    for (std::int64_t c = 0; c < in_per_group_; ++c) {
+      for (std::int64_t r = 0; r < kernel_h_; ++r) {
+        for (std::int64_t s = 0; s < kernel_w_; ++s) {
+          const auto at = static_cast<std::size_t>(source_offset(p, o, c, r, s));
+          values_[i++] = dtype_ == DType::u8 ? std::int16_t{u8[at]} : std::int16_t{s8[at]};
+        }
+      }
+    }
+  }
+}
+
+}  // namespace qconv::detail

@@ -1,0 +1,265 @@
+// SPEC §4, one scheme per case. Each formula is written in the order the spec gives, with f32(·)
+// as a float operation and f64(·) as a double operation; comments name the spec's symbols.
+#include "output/output_stage.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/check.hpp"
+#include "output/rounding.hpp"
+
+namespace qconv::detail {
+namespace {
+
+constexpr double kTwo31 = 2147483648.0;
+
+float f32(double v) { return static_cast<float>(v); }
+
+// A rounded real of any magnitude as an integer that still lies outside every output range
+// when it is outside: converting a float beyond int64 directly is undefined.
+std::int64_t saturate_to_int64(double v) {
+  return static_cast<std::int64_t>(std::clamp(v, -0x1p40, 0x1p40));
+}
+
+std::string channel_field(std::string_view what, std::int64_t o) {
+  return std::string(what) + "[" + std::to_string(o) + "]";
+}
+
+// Every derived multiplier must be a positive finite number, or the formula has no meaning.
+void require_multiplier(double v, std::string_view what, std::int64_t o) {
+  require(std::isfinite(v) && v > 0.0, channel_field(what, o), v,
+          "the scales give a multiplier that is zero or not finite in the scheme's precision; "
+          "check input_scale, weight_scale and output_scale");
+}
+
+void require_finite(double v, std::string_view what, std::int64_t o) {
+  require(std::isfinite(v), channel_field(what, o), v,
+          "the bias divided by the scales is not finite in the scheme's precision");
+}
+
+// Rounds a real clamp bound the way the scheme rounds its outputs.
+double round_like(SchemeKind kind, Rounding rounding, double v) {
+  switch (kind) {
+    case SchemeKind::tflite:
+    case SchemeKind::tflite_single: return round_half_away(v);
+    case SchemeKind::tvm:
+    case SchemeKind::tvm_f32:
+      return rounding == Rounding::upward ? round_half_up(v) : round_half_away(v);
+    default: return round_half_even(v);
+  }
+}
+
+std::int64_t quantize_bound(const ProblemDesc& d, double real) {
+  const double q = round_like(d.scheme.kind, d.scheme.rounding, real / d.output_scale);
+  const double limit = 0x1p62;
+  return static_cast<std::int64_t>(std::clamp(q, -limit, limit)) + d.output_zero_point;
+}
+
+FixedPointMultiplier tflite_multiplier(const ProblemDesc& d, std::int64_t o, double m) {
+  const auto& s = d.scheme;
+  if (!s.multiplier_q31.empty()) {
+    const std::size_t i = s.multiplier_q31.size() == 1 ? 0 : static_cast<std::size_t>(o);
+    return {s.multiplier_q31[i], s.shift[i]};
+  }
+  require_multiplier(m, "output_multiplier", o);
+  FixedPointMultiplier fpm = quantize_multiplier(m);
+  if (fpm.exponent < -31)
+    return {};  // TFLite: too small to represent, the output is the zero point
+  require(fpm.exponent <= 30, channel_field("output_multiplier", o), m,
+          "the TFLite schemes need input_scale * weight_scale / output_scale < 2^30");
+  return fpm;
+}
+
+}  // namespace
+
+OutputStage::OutputStage(const ProblemDesc& d, BiasView bias)
+    : kind_(d.scheme.kind),
+      rounding_(d.scheme.rounding),
+      relu_(d.activation.kind == Activation::Kind::relu),
+      zero_point_(d.output_zero_point) {
+  lo_ = dtype_min(d.output_dtype);
+  hi_ = dtype_max(d.output_dtype);
+  if (relu_) lo_ = std::max<std::int64_t>(lo_, d.output_zero_point);
+  if (d.activation.kind == Activation::Kind::clamp) {
+    lo_ = std::max(lo_, quantize_bound(d, d.activation.min));
+    hi_ = std::min(hi_, quantize_bound(d, d.activation.max));
+    require(
+        lo_ <= hi_, "activation",
+        "clamp(" + describe_value(d.activation.min) + ", " + describe_value(d.activation.max) + ")",
+        "the clamp range is empty once quantized and intersected with the output dtype's range");
+  }
+
+  const bool per_channel_scale = d.weight_scale.size() > 1;
+  channels_.resize(static_cast<std::size_t>(d.out_channels));
+  for (std::int64_t o = 0; o < d.out_channels; ++o) {
+    ChannelConstants& c = channels_[static_cast<std::size_t>(o)];
+    const double sx = d.input_scale;
+    const double sw = d.weight_scale[per_channel_scale ? static_cast<std::size_t>(o) : 0];
+    const double sy = d.output_scale;
+    const auto index = static_cast<std::size_t>(o);
+    const double b = bias.is_float() ? bias.f32()[index] : 0.0;
+    if (bias.present() && !bias.is_float()) c.bias_s32 = bias.s32()[index];
+
+    switch (kind_) {
+      case SchemeKind::int32: break;
+      case SchemeKind::fbgemm: {
+        const float t = f32(sx) * f32(sw);  // t = f32(sx·sw[o])
+        require_multiplier(t, "input_scale*weight_scale", o);
+        c.scale_f32 = t / f32(sy);  // m = f32(t / sy)
+        require_multiplier(c.scale_f32, "output_multiplier", o);
+        c.bias_f32 = f32(b) / t;  // f32(b[o] / t)
+        require_finite(c.bias_f32, "bias", o);
+        break;
+      }
+      case SchemeKind::qnnpack: {
+        c.scale_f32 = (f32(sw) * f32(sx)) * (1.0f / f32(sy));
+        require_multiplier(c.scale_f32, "output_multiplier", o);
+        const float inverse = 1.0f / f32(sw * sx);  // f32(1.0f / f32(f64(sw)·f64(sx)))
+        require_finite(inverse, "1/(weight_scale*input_scale)", o);
+        const float scaled = f32(b) * inverse;
+        require_finite(scaled, "bias", o);
+        c.bias_s32 = static_cast<std::int32_t>(clamp_to(
+            static_cast<double>(round_half_even(scaled)), std::numeric_limits<std::int32_t>::min(),
+            std::numeric_limits<std::int32_t>::max()));
+        break;
+      }
+      case SchemeKind::onednn: {
+        const float rx = f32(1.0 / sx);
+        const float ry = f32(1.0 / sy);
+        const float rw = per_channel_scale ? 1.0f / f32(sw) : f32(1.0 / sw);
+        const float bs = rx * rw;
+        require_multiplier(bs, "1/(input_scale*weight_scale)", o);
+        c.scale_f32 = ry / bs;  // os
+        require_multiplier(c.scale_f32, "output_multiplier", o);
+        c.bias_f32 = f32(b) * bs;  // bb
+        require_finite(c.bias_f32, "bias", o);
+        break;
+      }
+      case SchemeKind::onnx:
+        c.scale_f32 = (f32(sx) * f32(sw)) / f32(sy);
+        require_multiplier(c.scale_f32, "output_multiplier", o);
+        break;
+      case SchemeKind::tvm:
+      case SchemeKind::tvm_f32: {
+        const float si = f32(sx) * f32(sw);
+        require_multiplier(si, "input_scale*weight_scale", o);
+        const double m = static_cast<double>(si) / sy;
+        require_multiplier(m, "output_multiplier", o);
+        const FixedPointMultiplier fpm = quantize_multiplier(m);
+        c.q31 = fpm.q31;
+        c.shift = fpm.exponent;
+        c.scale_f32 = f32(m);
+        if (kind_ == SchemeKind::tvm_f32) require_multiplier(c.scale_f32, "output_multiplier", o);
+        break;
+      }
+      case SchemeKind::tflite:
+      case SchemeKind::tflite_single: {
+        const FixedPointMultiplier fpm = tflite_multiplier(d, o, sx * sw / sy);
+        c.q31 = fpm.q31;
+        c.shift = fpm.exponent;
+        break;
+      }
+    }
+  }
+}
+
+OutputStage OutputStage::for_requantize(SchemeKind kind, Rounding rounding,
+                                        std::span<const double> input_scales, double output_scale,
+                                        std::int32_t output_zero_point, DType output_dtype) {
+  require(kind == SchemeKind::tvm || kind == SchemeKind::tvm_f32, "compute_dtype", to_string(kind),
+          "requantize computes in int64 (tvm) or float32 (tvm_f32)");
+  OutputStage stage;
+  stage.kind_ = kind;
+  stage.rounding_ = rounding;
+  stage.zero_point_ = output_zero_point;
+  stage.lo_ = dtype_min(output_dtype);
+  stage.hi_ = dtype_max(output_dtype);
+  for (std::size_t i = 0; i < input_scales.size(); ++i) {
+    const auto o = static_cast<std::int64_t>(i);
+    const float si = f32(input_scales[i]);
+    const double m = static_cast<double>(si) / output_scale;
+    require_multiplier(m, "input_scale/output_scale", o);
+    const FixedPointMultiplier fpm = quantize_multiplier(m);
+    ChannelConstants c;
+    c.q31 = fpm.q31;
+    c.shift = fpm.exponent;
+    c.scale_f32 = f32(m);
+    if (kind == SchemeKind::tvm_f32) require_multiplier(c.scale_f32, "input_scale/output_scale", o);
+    stage.channels_.push_back(c);
+  }
+  return stage;
+}
+
+std::int32_t OutputStage::finish(std::int64_t rounded) const {
+  return static_cast<std::int32_t>(clamp_to(rounded + zero_point_, lo_, hi_));
+}
+
+std::int32_t OutputStage::apply_wide(std::int64_t a, std::int64_t o) const {
+  const ChannelConstants& c = channel(o);
+  if (kind_ == SchemeKind::tvm_f32) {
+    // v = f32(f32(acc)·f32(M)) + zy in f32; UPWARD: floor(v + 0.5); TONEAREST: half away from zero.
+    const float v = static_cast<float>(a) * c.scale_f32 + static_cast<float>(zero_point_);
+    const float r = rounding_ == Rounding::upward ? std::floor(v + 0.5f) : std::round(v);
+    return static_cast<std::int32_t>(clamp_to(static_cast<double>(r), lo_, hi_));
+  }
+  // tvm: p = (s64(acc) << max(e, 0)) · q31, then a rounding right shift by T = 31 + max(−e, 0).
+  // Computed in 128 bits: TVM's int64 would overflow only where the output saturates anyway.
+  if (a == 0) return finish(0);
+  if (c.shift > 32) {  // |acc · M| ≥ 2^32: beyond every output range
+    return finish(a > 0 ? (std::int64_t{1} << 40) : -(std::int64_t{1} << 40));
+  }
+  const __int128 p = (static_cast<__int128>(a) << std::max(c.shift, 0)) * c.q31;
+  const int t = 31 + std::max(-c.shift, 0);
+  if (t > 100) return finish(0);  // |p| < 2^95 < 2^(T−1): the rounded quotient is 0
+  const __int128 half = static_cast<__int128>(1) << (t - 1);
+  const __int128 nudge = (rounding_ == Rounding::upward || p >= 0) ? half : half - 1;
+  return finish(static_cast<std::int64_t>((p + nudge) >> t));
+}
+
+std::int32_t OutputStage::apply(std::int32_t acc, std::int64_t o) const {
+  const ChannelConstants& c = channel(o);
+  const std::int32_t with_bias = wrap_s32(std::int64_t{acc} + c.bias_s32);
+  switch (kind_) {
+    case SchemeKind::int32: return finish(with_bias);
+    case SchemeKind::fbgemm: {
+      const float v = static_cast<float>(acc) + c.bias_f32;
+      return finish(saturate_to_int64(round_half_even(v * c.scale_f32)));
+    }
+    case SchemeKind::qnnpack: {
+      const float v = static_cast<float>(with_bias) * c.scale_f32;
+      // PyTorch's float-to-int conversion gives INT32_MIN for |v| ≥ 2^31 (PEERS.md defect 6).
+      const std::int64_t r = std::fabs(v) < kTwo31 ? static_cast<std::int64_t>(round_half_even(v))
+                                                   : std::numeric_limits<std::int32_t>::min();
+      return finish(r);
+    }
+    case SchemeKind::onednn: {
+      float v = (static_cast<float>(acc) + c.bias_f32) * c.scale_f32;
+      if (relu_) v = std::max(v, 0.0f);
+      const float shifted =
+          v + static_cast<float>(zero_point_);  // zero point added before rounding
+      return static_cast<std::int32_t>(
+          clamp_to(static_cast<double>(round_half_even(shifted)), lo_, hi_));
+    }
+    case SchemeKind::onnx: {
+      const double r = static_cast<double>(with_bias) * static_cast<double>(c.scale_f32) +
+                       static_cast<double>(zero_point_);  // zero point added before rounding
+      return static_cast<std::int32_t>(clamp_to(round_half_even(r), lo_, hi_));
+    }
+    case SchemeKind::tvm:
+    case SchemeKind::tvm_f32: return apply_wide(with_bias, o);
+    case SchemeKind::tflite: {
+      const std::int32_t shifted = wrap_s32(std::int64_t{with_bias} << std::max(c.shift, 0));
+      const std::int32_t high = saturating_rounding_doubling_high_mul(shifted, c.q31);
+      return finish(rounding_divide_by_pot(high, std::max(-c.shift, 0)));
+    }
+    case SchemeKind::tflite_single: {
+      const std::int64_t p = std::int64_t{with_bias} * c.q31;
+      return finish((p + (std::int64_t{1} << (30 - c.shift))) >> (31 - c.shift));
+    }
+  }
+  return 0;
+}
+
+}  // namespace qconv::detail
