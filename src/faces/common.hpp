@@ -1,0 +1,39 @@
+// What every face needs to translate its framework's arguments: the padding orders, one-or-two
+// value pairs, and a one-shot prepare + execute.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "qconv/plan.hpp"
+#include "qconv/problem.hpp"
+#include "qconv/tensor.hpp"
+
+namespace qconv::detail {
+
+struct Padding {
+  std::int64_t top = 0, bottom = 0, left = 0, right = 0;
+};
+
+// The order of a 4-value padding: TVM and ONNX write (top, left, bottom, right); ttnn writes
+// (top, bottom, left, right). One value pads every side; two are (pad_h, pad_w).
+enum class PaddingOrder { top_left_bottom_right, top_bottom_left_right };
+
+// Throws InvalidArgument naming `field` for a count other than 1, 2 or 4, or a negative value.
+Padding padding_from(std::span<const std::int64_t> values, PaddingOrder order,
+                     std::string_view field);
+
+// (h, w) from 1 value (both) or 2; an empty list gives (fallback, fallback).
+// Throws InvalidArgument naming `field` for any other count.
+std::array<std::int64_t, 2> pair_from(std::span<const std::int64_t> values, std::string_view field,
+                                      std::int64_t fallback);
+
+void set_padding(ProblemDesc& desc, const Padding& padding);
+
+// Prepares the weights for `problem` and runs it once on `input`, returning a new output tensor.
+Tensor run_once(const Problem& problem, ConstTensorView weights, ConstTensorView input,
+                BiasView bias = {}, int threads = 1);
+
+}  // namespace qconv::detail
