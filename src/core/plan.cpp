@@ -10,6 +10,7 @@
 
 #include "core/check.hpp"
 #include "core/parallel.hpp"
+#include "core/plan_impl.hpp"
 #include "engines/engine.hpp"
 #include "output/output_stage.hpp"
 #include "qconv/error.hpp"
@@ -18,16 +19,6 @@ namespace qconv {
 
 using detail::fail;
 using detail::require;
-
-struct Plan::Impl {
-  Problem problem;
-  // Σ_k |w[o,k] − zw[o]| per output channel: the accumulator bound is max|x − zx| times this.
-  std::vector<std::int64_t> abs_weight_sums;
-  std::int64_t max_abs_weight_sum = 0;
-  const detail::Engine* engine = nullptr;
-  std::string reason;
-  std::unique_ptr<detail::PreparedKernel> kernel;
-};
 
 namespace {
 
