@@ -1,0 +1,131 @@
+"""Quantized tensors in and out of the faces: qconv's own QuantizedArray and PyTorch's quantized
+tensors, recognised by their methods so that torch is never imported by qconv itself."""
+
+import sys
+
+import numpy as np
+
+from ._qconv import InvalidArgument
+
+
+class QuantizedArray:
+    """Integer values with a scale and a zero point: what a quantized tensor holds.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        uint8 values (PyTorch's quint8) or int8 values (qint8); the array is kept, not copied.
+    scale : float or 1-D array of float
+        One scale (per tensor) or, with ``axis``, one per index of that axis (per channel).
+    zero_point : int or 1-D array of int
+        Likewise; each must lie in the values' dtype range.
+    axis : int or None
+        The channel axis of per-channel scale and zero point (``None``: per tensor). Weights are
+        quantized per output channel: axis 0 of an OIHW weight.
+
+    The real value an element stands for is ``(values - zero_point) * scale``
+    (:meth:`dequantize`). The faces check every rule when the array is used.
+    """
+
+    __slots__ = ("values", "scale", "zero_point", "axis")
+
+    def __init__(self, values, scale, zero_point, axis=None):
+        self.values = np.asarray(values)
+        if axis is None:
+            for name, value in (("scale", scale), ("zero_point", zero_point)):
+                if np.size(value) != 1:
+                    raise InvalidArgument(
+                        f"{name} = {value!r}: holds {np.size(value)} values; "
+                        "per-channel quantization needs axis")
+            scale = float(np.asarray(scale).reshape(()))
+            zero_point = int(np.asarray(zero_point).reshape(()))
+        else:
+            scale = np.asarray(scale, dtype=np.float64).reshape(-1)
+            zero_point = np.asarray(zero_point).reshape(-1)
+        self.scale = scale
+        self.zero_point = zero_point
+        self.axis = axis
+
+    @property
+    def shape(self):
+        return self.values.shape
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def per_channel(self):
+        return self.axis is not None
+
+    def dequantize(self):
+        """The real values ``(values - zero_point) * scale`` as float32."""
+        scale = np.asarray(self.scale, dtype=np.float64)
+        zero_point = np.asarray(self.zero_point, dtype=np.float64)
+        if self.axis is not None:
+            shape = [1] * self.values.ndim
+            shape[self.axis] = -1
+            scale = scale.reshape(shape)
+            zero_point = zero_point.reshape(shape)
+        return ((self.values.astype(np.float64) - zero_point) * scale).astype(np.float32)
+
+    def __repr__(self):
+        per = f", axis={self.axis}" if self.axis is not None else ""
+        return (f"QuantizedArray(values={self.values!r}, scale={self.scale!r}, "
+                f"zero_point={self.zero_point!r}{per})")
+
+
+def is_torch_tensor(value):
+    """Whether ``value`` looks like a PyTorch tensor (without importing torch)."""
+    return hasattr(value, "int_repr") and hasattr(value, "is_quantized")
+
+
+def unpack(value, field):
+    """(values, scale, zero_point, axis) of a QuantizedArray or a PyTorch quantized tensor.
+
+    ``axis`` is 0 for per-tensor quantization (it is then unused).
+    """
+    if isinstance(value, QuantizedArray):
+        return value.values, value.scale, value.zero_point, value.axis or 0
+    if is_torch_tensor(value):
+        if not value.is_quantized:
+            raise InvalidArgument(
+                f"{field}.dtype = {value.dtype}: must be a quantized tensor (quint8 or qint8)")
+        scheme = str(value.qscheme()).replace("torch.", "")
+        values = value.int_repr().numpy()
+        if scheme in ("per_tensor_affine", "per_tensor_symmetric"):
+            return values, value.q_scale(), value.q_zero_point(), 0
+        if scheme in ("per_channel_affine", "per_channel_symmetric"):
+            return (values, value.q_per_channel_scales().numpy(),
+                    value.q_per_channel_zero_points().numpy(), value.q_per_channel_axis())
+        raise InvalidArgument(
+            f"{field}.qscheme = {scheme}: must be per_tensor_affine or per_channel_affine "
+            "(integer zero points)")
+    raise TypeError(f"{field} must be a qconv.QuantizedArray or a PyTorch quantized tensor, "
+                    f"got {type(value).__name__}")
+
+
+def float_array(value):
+    """A float bias as NumPy: PyTorch tensors are detached first; None stays None."""
+    if value is not None and hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    return value
+
+
+def pack(values, scale, zero_point, like):
+    """The result as the caller's kind: a PyTorch per-tensor quantized tensor when ``like`` is a
+    PyTorch tensor, otherwise a QuantizedArray."""
+    if is_torch_tensor(like):
+        torch = sys.modules["torch"]  # loaded: the caller handed us one of its tensors
+        return torch._make_per_tensor_quantized_tensor(torch.from_numpy(values), scale, zero_point)
+    return QuantizedArray(values, scale, zero_point)
+
+
+def dtype_name(dtype):
+    """A dtype given as a string, a torch dtype (torch.quint8) or a NumPy dtype, as a name."""
+    if isinstance(dtype, str):
+        return dtype
+    text = str(dtype)
+    if text.startswith("torch."):
+        return text[len("torch."):]
+    return np.dtype(dtype).name

@@ -1,0 +1,202 @@
+"""Preparation face after tt-metal's ttnn: ``prepare_conv_weights`` and ``prepare_conv_bias``
+once, then ``conv2d`` with the prepared objects (or with raw weights, prepared on the way).
+These are also ``qconv.prepare_conv_weights``, ``qconv.prepare_conv_bias`` and ``qconv.conv2d``.
+
+Padding is ttnn's: ``p``, ``(pad_h, pad_w)``, or four values ``(top, bottom, left, right)``.
+
+Unlike ttnn, which silently computes garbage when weights prepared for one configuration are
+used with another, a prepared object records everything it was prepared for and ``conv2d``
+raises PreparedMismatch naming the field, the prepared value and the given one. Fixed at
+preparation: every argument of ``prepare_conv_weights`` except ``batch_size`` (free per call)
+and ``compute_config.input_zero_point`` (overridable per call with
+``conv_config.input_zero_point``).
+
+``device``, ``memory_config`` and ``input_memory_config`` are accepted so that ttnn calls port
+unchanged; qconv runs on the host CPU and ignores them.
+"""
+
+import numpy as np
+
+from . import _qconv
+from ._qconv import ComputeConfig, Conv2dConfig, PreparedBias, PreparedWeights
+from ._tensors import QuantizedArray, is_torch_tensor, unpack
+
+__all__ = [
+    "ComputeConfig",
+    "Conv2dConfig",
+    "PreparedBias",
+    "PreparedWeights",
+    "conv2d",
+    "prepare_conv_bias",
+    "prepare_conv_weights",
+]
+
+Conv2dConfig.__module__ = ComputeConfig.__module__ = "qconv"
+PreparedWeights.__module__ = PreparedBias.__module__ = "qconv"
+Conv2dConfig.__doc__ = """What the caller may steer (ttnn's Conv2dConfig), keyword arguments only:
+
+- ``activation``: ``""``, ``"relu"`` or ``"clamp"``; ``clamp``: its real bounds ``(lo, hi)``;
+- ``input_dtype``: ``"uint8"`` or ``"int8"``, the activations' type;
+- ``output_layout``: ``"NHWC"`` (default) or ``"NCHW"``; ``dtype``: the output's type,
+  ``"uint8"``, ``"int8"`` or ``"int32"``;
+- ``threads``: worker threads (0 = all hardware threads); results never depend on it;
+- ``algorithm``: ``"auto"`` or an engine name (``"reference"``);
+- ``input_zero_point``: a per-call override (``conv2d`` only) of compute_config's;
+- ``allow_wraparound``: accept an accumulator that may leave int32 and wrap it.
+"""
+ComputeConfig.__doc__ = """The output scheme and the activations' quantization (ttnn's
+compute_config), keyword arguments only:
+
+- ``scheme``: ``int32``, ``fbgemm``, ``qnnpack``, ``onednn``, ``onnx``, ``tvm``, ``tvm_f32``,
+  ``tflite`` or ``tflite_single`` (SPEC §4); ``rounding``: ``UPWARD`` or ``TONEAREST`` (tvm);
+- ``input_scale``, ``input_zero_point``, ``output_scale``, ``output_zero_point``;
+- ``multiplier_q31``, ``shift``: the tflite schemes' fixed-point multipliers, when given
+  directly (one, or one per output channel).
+"""
+PreparedWeights.__doc__ = """Weights prepared once for one convolution (see prepare_conv_weights):
+immutable, shareable between threads; ``engine`` and ``describe()`` say what runs them."""
+PreparedBias.__doc__ = """A bias checked against the convolution it was prepared for."""
+
+
+def _weights(weight_tensor):
+    """(values, scale, zero_point) of raw weights: a QuantizedArray, a PyTorch quantized tensor
+    or a plain integer array (scale 1, zero point 0). Per-channel values are per output channel."""
+    if isinstance(weight_tensor, QuantizedArray) or is_torch_tensor(weight_tensor):
+        values, scale, zero_point, _ = unpack(weight_tensor, "weight_tensor")
+        return values, scale, zero_point
+    return np.asarray(weight_tensor), 1.0, 0
+
+
+def _bias(bias_tensor):
+    if bias_tensor is not None and hasattr(bias_tensor, "detach"):
+        return bias_tensor.detach().cpu().numpy()
+    return bias_tensor
+
+
+def prepare_conv_weights(weight_tensor, input_layout, weights_format, in_channels, out_channels,
+                         batch_size, input_height, input_width, kernel_size, stride, padding,
+                         dilation, has_bias, groups, conv_config=None, compute_config=None, *,
+                         device=None, input_memory_config=None):
+    """Prepares weights once for one convolution, as ``ttnn.prepare_conv_weights``.
+
+    Parameters
+    ----------
+    weight_tensor : QuantizedArray, torch quantized tensor or numpy.ndarray
+        uint8 or int8 weights in ``weights_format`` with one scale and zero point, or one per
+        output channel; a plain array means scale 1, zero point 0.
+    input_layout : "NHWC" or "NCHW"
+        The layout of the activations conv2d will be given.
+    weights_format : "OIHW", "OHWI", "HWIO" or "HWOI"
+    in_channels, out_channels, batch_size, input_height, input_width : int
+    kernel_size, stride, dilation : (h, w)
+    padding : int, (pad_h, pad_w) or (top, bottom, left, right)
+    has_bias : bool
+    groups : int
+    conv_config : Conv2dConfig or None (defaults)
+    compute_config : ComputeConfig or None (defaults: scheme fbgemm, unit scales, zero points 0)
+
+    Returns
+    -------
+    PreparedWeights
+
+    Raises
+    ------
+    InvalidArgument, ShapeMismatch
+        Bad geometry, layouts, dtypes, scales or zero points, or weights of the wrong shape.
+    OverflowRisk
+        The accumulator could leave int32 for these weights and zero points.
+    """
+    values, scale, zero_point = _weights(weight_tensor)
+    return _qconv.ttnn_prepare_conv_weights(
+        values, scale, zero_point, input_layout, weights_format, in_channels, out_channels,
+        batch_size, input_height, input_width, kernel_size, stride, padding, dilation, has_bias,
+        groups, conv_config, compute_config)
+
+
+def prepare_conv_bias(bias_tensor, input_layout, in_channels, out_channels, batch_size,
+                      input_height, input_width, kernel_size, stride, padding, dilation, groups,
+                      conv_config=None, compute_config=None, *, device=None,
+                      input_memory_config=None):
+    """Prepares a bias for one convolution, as ``ttnn.prepare_conv_bias``.
+
+    Parameters
+    ----------
+    bias_tensor : 1-D array (or a PyTorch float tensor)
+        out_channels values: int32 for the schemes that add the bias to the accumulator (int32,
+        onnx, tvm, tvm_f32, tflite, tflite_single), float for the PyTorch schemes (fbgemm,
+        qnnpack, onednn); other dtypes are converted when the values fit.
+    input_layout, in_channels, ... groups, conv_config, compute_config
+        As :func:`prepare_conv_weights`.
+
+    Returns
+    -------
+    PreparedBias
+
+    Raises
+    ------
+    InvalidArgument, ShapeMismatch
+        Bad geometry, or a bias of the wrong length or kind.
+    """
+    return _qconv.ttnn_prepare_conv_bias(
+        _bias(bias_tensor), input_layout, in_channels, out_channels, batch_size, input_height,
+        input_width, kernel_size, stride, padding, dilation, groups, conv_config, compute_config)
+
+
+def conv2d(input_tensor, weight_tensor, in_channels, out_channels, batch_size, input_height,
+           input_width, kernel_size, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
+           bias_tensor=None, conv_config=None, compute_config=None, return_output_dim=False,
+           return_weights_and_bias=False, *, weights_format="OIHW", input_layout="NHWC",
+           device=None, memory_config=None):
+    """Quantized 2-D convolution, as ``ttnn.conv2d``.
+
+    Parameters
+    ----------
+    input_tensor : numpy.ndarray
+        uint8 or int8 activations, ``[N, H, W, C]`` (ttnn's layout) or as prepared.
+    weight_tensor : PreparedWeights, or raw weights as :func:`prepare_conv_weights` takes
+        Prepared weights are checked against every other argument (PreparedMismatch).
+    in_channels, out_channels, batch_size, input_height, input_width : int
+    kernel_size, stride, dilation : (h, w)
+    padding : int, (pad_h, pad_w) or (top, bottom, left, right)
+    groups : int
+    bias_tensor : PreparedBias, a 1-D array, or None
+    conv_config, compute_config : as :func:`prepare_conv_weights`
+    return_output_dim : bool
+        Also return ``[out_height, out_width]``.
+    return_weights_and_bias : bool
+        Also return ``[PreparedWeights, PreparedBias or None]`` for reuse.
+    weights_format, input_layout : str
+        Raw weights only (qconv's keywords): the weights' and the activations' layouts.
+
+    Returns
+    -------
+    ``output``, ``(output, [out_height, out_width])``, ``(output, [weights, bias])`` or
+    ``(output, [out_height, out_width], [weights, bias])``, as ttnn; ``output`` is a
+    numpy.ndarray in ``conv_config.output_layout`` (NHWC by default) of ``conv_config.dtype``.
+
+    Raises
+    ------
+    PreparedMismatch
+        Prepared weights or bias used with a problem they were not prepared for.
+    InvalidArgument, ShapeMismatch, OverflowRisk
+        As :func:`prepare_conv_weights`, and an input of the wrong shape or dtype.
+    """
+    if isinstance(weight_tensor, PreparedWeights):
+        if bias_tensor is not None and not isinstance(bias_tensor, PreparedBias):
+            bias_tensor = prepare_conv_bias(
+                bias_tensor, weight_tensor.input_layout, in_channels, out_channels, batch_size, input_height,
+                input_width, kernel_size, stride, padding, dilation, groups, conv_config,
+                compute_config)
+        return _qconv.ttnn_conv2d_prepared(
+            input_tensor, weight_tensor, in_channels, out_channels, batch_size, input_height,
+            input_width, kernel_size, stride, padding, dilation, groups, bias_tensor, conv_config,
+            compute_config, return_output_dim, return_weights_and_bias)
+    if isinstance(bias_tensor, PreparedBias):
+        raise TypeError("bias_tensor: a PreparedBias goes with PreparedWeights; pass the raw bias "
+                        "with raw weights")
+    values, scale, zero_point = _weights(weight_tensor)
+    return _qconv.ttnn_conv2d(
+        input_tensor, input_layout, values, scale, zero_point, weights_format, in_channels,
+        out_channels, batch_size, input_height, input_width, kernel_size, stride, padding,
+        dilation, groups, _bias(bias_tensor), conv_config, compute_config, return_output_dim,
+        return_weights_and_bias)

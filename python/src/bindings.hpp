@@ -1,0 +1,16 @@
+// One function per face adds that face's low-level functions to the extension module. The
+// Python package (python/qconv) wraps them with the frameworks' signatures and docstrings.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace qconv::python {
+
+void bind_errors(pybind11::module_& m);
+void bind_conversions(pybind11::module_& m);
+void bind_qnn(pybind11::module_& m);
+void bind_functional(pybind11::module_& m);
+void bind_ttnn(pybind11::module_& m);
+void bind_onnx(pybind11::module_& m);
+
+}  // namespace qconv::python

@@ -1,0 +1,63 @@
+// NumPy arrays in and out of qconv tensors. An input array is used in place when it already is
+// C-contiguous, aligned and of the wanted native dtype (zero-copy); anything else (a slice with
+// steps, negative strides, Fortran order, a byte-swapped or misaligned buffer, a Python list, an
+// integer dtype of another width) is copied into a fresh contiguous array first, and a value that
+// the wanted dtype cannot hold is refused rather than wrapped.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qconv/tensor.hpp"
+#include "qconv/types.hpp"
+
+namespace qconv::python {
+
+namespace py = pybind11;
+
+// A tensor view into a NumPy array; `owner` keeps the memory alive for as long as the view is used
+// (the caller's own array when zero-copy, otherwise the contiguous copy).
+struct ArrayView {
+  py::array owner;
+  ConstTensorView view;
+};
+
+// An argument whose element type is chosen by the array's own dtype (activations and weights:
+// uint8 means u8, int8 means s8). Any other dtype is refused with InvalidArgument naming `field`.
+ArrayView borrow(py::handle array, std::string_view field, Layout layout,
+                 std::initializer_list<DType> accepted);
+
+// An argument of one fixed element type (an s32 accumulator, an s32 or float bias). Integer
+// arrays of other widths are converted when every value fits (InvalidArgument otherwise); a float
+// target also takes any real array, rounded to binary32 as NumPy's astype does.
+ArrayView convert(py::handle array, std::string_view field, Layout layout, DType target);
+
+// The NumPy dtype of a qconv element type.
+py::dtype numpy_dtype(DType dtype);
+// The qconv element type of a NumPy dtype, if it is one (byte order ignored).
+std::optional<DType> qconv_dtype(const py::dtype& dtype);
+
+// Hands an owning tensor to NumPy without copying: the array's base owns the storage.
+py::array to_numpy(Tensor&& tensor);
+
+// A scalar or a one-dimensional sequence of numbers (a scale, a zero point, per tensor or per
+// channel). Zero points must be integers that fit in int32.
+std::vector<double> doubles(py::handle value, std::string_view field);
+double number(py::handle value, std::string_view field);
+std::vector<std::int32_t> int32s(py::handle value, std::string_view field);
+std::int32_t int32(py::handle value, std::string_view field);
+
+// An int or a sequence of ints (strides, padding, dilation); `None` gives an empty list.
+std::vector<std::int64_t> int64s(py::handle value, std::string_view field);
+// (h, w) from one int (both) or two (kernel_size, stride and dilation where a face takes a pair).
+std::array<std::int64_t, 2> pair(py::handle value, std::string_view field);
+
+}  // namespace qconv::python
