@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sets up everything and runs the test suite: the C++ tests (ctest) and the Python tests (pytest).
+#
+#   scripts/test.sh                              Release build in build/, C++ and Python tests
+#   scripts/test.sh --sanitize address,undefined Debug build with sanitizers in build-<name>/, C++ tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sanitize=""
+if [[ "${1:-}" == "--sanitize" ]]; then
+  sanitize="${2:?--sanitize needs a list, e.g. address,undefined}"
+fi
+
+scripts/install-deps.sh --python
+python=/usr/bin/python3  # Debian's Python: the one python3-numpy, pybind11 and python3-torch serve
+
+if [[ -z "$sanitize" ]]; then
+  build=build
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DQCONV_BUILD_PYTHON=ON \
+    -DPython_EXECUTABLE="$python"
+else
+  build="build-${sanitize//,/-}"
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1" \
+    -DQCONV_SANITIZE="$sanitize" -DQCONV_BUILD_PYTHON=OFF
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+fi
+cmake --build "$build"
+ctest --test-dir "$build" --output-on-failure -j2
+
+if [[ -z "$sanitize" && -d python/tests ]]; then
+  PYTHONPATH="$PWD/$build/python" "$python" -m pytest -q python/tests
+fi
