@@ -11,9 +11,9 @@ namespace {
 
 py::module_ numpy() { return py::module_::import("numpy"); }
 
-std::string repr(py::handle value) { return py::repr(value).cast<std::string>(); }
+std::string repr_of(py::handle value) { return py::repr(value).cast<std::string>(); }
 
-std::string dtype_name(const py::dtype& dtype) { return py::str(dtype).cast<std::string>(); }
+std::string dtype_name(const py::dtype& dtype) { return dtype.attr("name").cast<std::string>(); }
 
 std::string names(std::initializer_list<DType> dtypes) {
   std::string out;
@@ -32,7 +32,7 @@ py::array as_array(py::handle value, std::string_view field) {
   py::array array = py::array::ensure(value);
   if (!array) {
     throw py::type_error(std::string(field) + " must be an array or convertible to one, got " +
-                         repr(value));
+                         repr_of(value));
   }
   return array;
 }
@@ -136,10 +136,10 @@ std::vector<double> doubles(py::handle value, std::string_view field) {
   py::array array = as_array(value, field);
   const char kind = array.dtype().kind();
   if (kind != 'f' && kind != 'i' && kind != 'u') {
-    throw InvalidArgument(std::string(field) + " = " + repr(value) + ": must be a real number");
+    throw InvalidArgument(std::string(field) + " = " + repr_of(value) + ": must be a real number");
   }
   if (array.ndim() > 1 || array.size() == 0) {
-    throw InvalidArgument(std::string(field) + " = " + repr(value) +
+    throw InvalidArgument(std::string(field) + " = " + repr_of(value) +
                           ": must be a scalar or a one-dimensional array of one value per channel");
   }
   const auto flat = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
@@ -149,7 +149,7 @@ std::vector<double> doubles(py::handle value, std::string_view field) {
 double number(py::handle value, std::string_view field) {
   const std::vector<double> values = doubles(value, field);
   if (values.size() != 1) {
-    throw InvalidArgument(std::string(field) + " = " + repr(value) + ": must be a single number");
+    throw InvalidArgument(std::string(field) + " = " + repr_of(value) + ": must be a single number");
   }
   return values[0];
 }
@@ -158,10 +158,10 @@ std::vector<std::int32_t> int32s(py::handle value, std::string_view field) {
   py::array array = as_array(value, field);
   const char kind = array.dtype().kind();
   if (kind != 'i' && kind != 'u') {
-    throw InvalidArgument(std::string(field) + " = " + repr(value) + ": must be an integer");
+    throw InvalidArgument(std::string(field) + " = " + repr_of(value) + ": must be an integer");
   }
   if (array.ndim() > 1 || array.size() == 0) {
-    throw InvalidArgument(std::string(field) + " = " + repr(value) +
+    throw InvalidArgument(std::string(field) + " = " + repr_of(value) +
                           ": must be a scalar or a one-dimensional array of one value per channel");
   }
   require_fits(array, field, DType::s32);
@@ -173,7 +173,7 @@ std::vector<std::int32_t> int32s(py::handle value, std::string_view field) {
 std::int32_t int32(py::handle value, std::string_view field) {
   const std::vector<std::int32_t> values = int32s(value, field);
   if (values.size() != 1) {
-    throw InvalidArgument(std::string(field) + " = " + repr(value) + ": must be a single integer");
+    throw InvalidArgument(std::string(field) + " = " + repr_of(value) + ": must be a single integer");
   }
   return values[0];
 }
@@ -183,14 +183,14 @@ std::vector<std::int64_t> int64s(py::handle value, std::string_view field) {
   auto index = [&](py::handle item) {
     if (!PyIndex_Check(item.ptr())) {
       throw py::type_error(std::string(field) + " must be an int or a sequence of ints, got " +
-                           repr(value));
+                           repr_of(value));
     }
     return py::reinterpret_steal<py::int_>(PyNumber_Index(item.ptr())).cast<std::int64_t>();
   };
   if (PyIndex_Check(value.ptr())) return {index(value)};
   if (!PySequence_Check(value.ptr()) || py::isinstance<py::str>(value)) {
     throw py::type_error(std::string(field) + " must be an int or a sequence of ints, got " +
-                         repr(value));
+                         repr_of(value));
   }
   std::vector<std::int64_t> out;
   for (py::handle item : py::reinterpret_borrow<py::sequence>(value)) out.push_back(index(item));
@@ -201,7 +201,7 @@ std::array<std::int64_t, 2> pair(py::handle value, std::string_view field) {
   const std::vector<std::int64_t> values = int64s(value, field);
   if (values.size() == 1) return {values[0], values[0]};
   if (values.size() == 2) return {values[0], values[1]};
-  throw InvalidArgument(std::string(field) + " = " + repr(value) + ": takes 1 or 2 values (h, w)");
+  throw InvalidArgument(std::string(field) + " = " + repr_of(value) + ": takes 1 or 2 values (h, w)");
 }
 
 }  // namespace qconv::python

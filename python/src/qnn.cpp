@@ -3,8 +3,39 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "qconv/error.hpp"
 
 namespace qconv::python {
+namespace {
+
+// qnn.requantize takes a tensor of any rank; qconv's tensors have one dimension (layout X) or
+// four. Other ranks are seen as four dimensions (before the axis, the axis, after it, 1) so the
+// channel axis keeps its meaning; the result takes the data's shape back.
+struct ChannelView {
+  py::tuple shape;
+  Layout layout;
+  std::int64_t axis;
+};
+
+ChannelView channel_view(const py::array& data, std::int64_t axis) {
+  const auto rank = static_cast<std::int64_t>(data.ndim());
+  if (rank == 1) return {py::make_tuple(data.shape(0)), Layout::X, axis};
+  if (rank == 4) return {data.attr("shape"), Layout::NCHW, axis};
+  const std::int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= std::max<std::int64_t>(rank, 1)) {
+    throw InvalidArgument("axis = " + std::to_string(axis) + ": must lie in [-" +
+                          std::to_string(rank) + ", " + std::to_string(rank - 1) +
+                          "] for a tensor of rank " + std::to_string(rank));
+  }
+  py::ssize_t before = 1, channels = 1, after = 1;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    const py::ssize_t extent = data.shape(static_cast<py::ssize_t>(d));
+    (d < a ? before : d == a ? channels : after) *= extent;
+  }
+  return {py::make_tuple(before, channels, after, 1), Layout::NCHW, 1};
+}
+
+}  // namespace
 
 void bind_qnn(py::module_& m) {
   m.def("qnn_conv2d", [](py::handle data, py::handle kernel, py::handle input_zero_point,
@@ -80,27 +111,33 @@ void bind_qnn(py::module_& m) {
           return to_numpy(std::move(y));
         });
 
-  m.def("qnn_requantize",
-        [](py::handle data, py::handle input_scale, py::handle input_zero_point,
-           py::handle output_scale, py::handle output_zero_point, std::int64_t axis,
-           std::string rounding, std::string compute_dtype, std::string out_dtype) {
-          qnn::RequantizeAttrs attrs;
-          attrs.axis = axis;
-          attrs.rounding = std::move(rounding);
-          attrs.compute_dtype = std::move(compute_dtype);
-          attrs.out_dtype = std::move(out_dtype);
-          const ArrayView x = convert(data, "data", Layout::X, DType::s32);
-          const qnn::Scales si = doubles(input_scale, "input_scale");
-          const std::int32_t zi = int32(input_zero_point, "input_zero_point");
-          const double so = number(output_scale, "output_scale");
-          const std::int32_t zo = int32(output_zero_point, "output_zero_point");
-          Tensor y;
-          {
-            py::gil_scoped_release release;
-            y = qnn::requantize(x.view, si, zi, so, zo, attrs);
-          }
-          return to_numpy(std::move(y));
-        });
+  m.def(
+      "qnn_requantize", [](py::handle data, py::handle input_scale, py::handle input_zero_point,
+                           py::handle output_scale, py::handle output_zero_point, std::int64_t axis,
+                           std::string rounding, std::string compute_dtype, std::string out_dtype) {
+        qnn::RequantizeAttrs attrs;
+        attrs.rounding = std::move(rounding);
+        attrs.compute_dtype = std::move(compute_dtype);
+        attrs.out_dtype = std::move(out_dtype);
+        py::array array = py::array::ensure(data);
+        if (!array)
+          throw py::type_error("data must be an array, got " + py::repr(data).cast<std::string>());
+        const py::tuple shape = array.attr("shape");
+        const ChannelView channels = channel_view(array, axis);
+        attrs.axis = channels.axis;
+        const ArrayView x =
+            convert(array.attr("reshape")(channels.shape), "data", channels.layout, DType::s32);
+        const qnn::Scales si = doubles(input_scale, "input_scale");
+        const std::int32_t zi = int32(input_zero_point, "input_zero_point");
+        const double so = number(output_scale, "output_scale");
+        const std::int32_t zo = int32(output_zero_point, "output_zero_point");
+        Tensor y;
+        {
+          py::gil_scoped_release release;
+          y = qnn::requantize(x.view, si, zi, so, zo, attrs);
+        }
+        return to_numpy(std::move(y)).attr("reshape")(shape);
+      });
 }
 
 }  // namespace qconv::python
