@@ -1,7 +1,8 @@
-// Test hooks for the array conversions: which buffer a tensor view would read, so the tests can
-// tell zero-copy from a copy.
+// Test hooks: which buffer a tensor view would read (so the tests can tell zero-copy from a
+// copy), and each C++ exception class thrown on demand (so the tests see every translation).
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "qconv/error.hpp"
 
 namespace qconv::python {
 
@@ -20,6 +21,18 @@ void bind_conversions(py::module_& m) {
         return py::make_tuple(reinterpret_cast<std::uintptr_t>(v.view.data()), v.owner);
       },
       "(address, array) a one-dimensional argument converted to dtype is read from (tests only).");
+  m.def(
+      "_throw",
+      [](const std::string& kind, const std::string& message) {
+        if (kind == "Error") throw Error(message);
+        if (kind == "InvalidArgument") throw InvalidArgument(message);
+        if (kind == "ShapeMismatch") throw ShapeMismatch(message);
+        if (kind == "OverflowRisk") throw OverflowRisk(message);
+        if (kind == "PreparedMismatch") throw PreparedMismatch(message);
+        if (kind == "FormatError") throw FormatError(message);
+        throw py::value_error("unknown kind " + kind);
+      },
+      "Throws the C++ exception class `kind` with `message` (tests only).");
 }
 
 }  // namespace qconv::python

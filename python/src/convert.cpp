@@ -149,7 +149,8 @@ std::vector<double> doubles(py::handle value, std::string_view field) {
 double number(py::handle value, std::string_view field) {
   const std::vector<double> values = doubles(value, field);
   if (values.size() != 1) {
-    throw InvalidArgument(std::string(field) + " = " + repr_of(value) + ": must be a single number");
+    throw InvalidArgument(std::string(field) + " = " + repr_of(value) +
+                          ": must be a single number");
   }
   return values[0];
 }
@@ -173,7 +174,8 @@ std::vector<std::int32_t> int32s(py::handle value, std::string_view field) {
 std::int32_t int32(py::handle value, std::string_view field) {
   const std::vector<std::int32_t> values = int32s(value, field);
   if (values.size() != 1) {
-    throw InvalidArgument(std::string(field) + " = " + repr_of(value) + ": must be a single integer");
+    throw InvalidArgument(std::string(field) + " = " + repr_of(value) +
+                          ": must be a single integer");
   }
   return values[0];
 }
@@ -201,7 +203,8 @@ std::array<std::int64_t, 2> pair(py::handle value, std::string_view field) {
   const std::vector<std::int64_t> values = int64s(value, field);
   if (values.size() == 1) return {values[0], values[0]};
   if (values.size() == 2) return {values[0], values[1]};
-  throw InvalidArgument(std::string(field) + " = " + repr_of(value) + ": takes 1 or 2 values (h, w)");
+  throw InvalidArgument(std::string(field) + " = " + repr_of(value) +
+                        ": takes 1 or 2 values (h, w)");
 }
 
 }  // namespace qconv::python

@@ -1,6 +1,8 @@
 // TVM QNN face: qnn.conv2d, qnn.conv2d_transpose, qnn.requantize.
 #include "qconv/faces/qnn.hpp"
 
+#include <pybind11/stl.h>
+
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "qconv/error.hpp"
@@ -38,78 +40,92 @@ ChannelView channel_view(const py::array& data, std::int64_t axis) {
 }  // namespace
 
 void bind_qnn(py::module_& m) {
-  m.def("qnn_conv2d", [](py::handle data, py::handle kernel, py::handle input_zero_point,
-                         py::handle kernel_zero_point, py::handle input_scale,
-                         py::handle kernel_scale, py::handle kernel_size, std::int64_t channels,
-                         py::handle strides, py::handle padding, py::handle dilation,
-                         std::int64_t groups, std::string data_layout, std::string kernel_layout,
-                         std::string out_layout, std::string out_dtype, bool allow_wraparound,
-                         int threads) {
-    qnn::Conv2DAttrs attrs;
-    attrs.strides = int64s(strides, "strides");
-    attrs.padding = int64s(padding, "padding");
-    attrs.dilation = int64s(dilation, "dilation");
-    attrs.groups = groups;
-    attrs.data_layout = std::move(data_layout);
-    attrs.kernel_layout = std::move(kernel_layout);
-    attrs.out_layout = std::move(out_layout);
-    attrs.out_dtype = std::move(out_dtype);
-    attrs.allow_wraparound = allow_wraparound;
-    attrs.threads = threads;
-    const ArrayView x = borrow(data, "data", parse_layout(attrs.data_layout, "data_layout"),
-                               {DType::u8, DType::s8});
-    const ArrayView w = borrow(kernel, "kernel", parse_layout(attrs.kernel_layout, "kernel_layout"),
-                               {DType::u8, DType::s8});
-    const std::int32_t zx = int32(input_zero_point, "input_zero_point");
-    const qnn::ZeroPoints zw = int32s(kernel_zero_point, "kernel_zero_point");
-    const double sx = number(input_scale, "input_scale");
-    const qnn::Scales sw = doubles(kernel_scale, "kernel_scale");
-    const std::array<std::int64_t, 2> k = pair(kernel_size, "kernel_size");
-    Tensor y;
-    {
-      py::gil_scoped_release release;
-      y = qnn::conv2d(x.view, w.view, zx, zw, sx, sw, k, channels, attrs);
-    }
-    return to_numpy(std::move(y));
-  });
+  m.def(
+      "qnn_conv2d",
+      [](py::handle data, py::handle kernel, py::handle input_zero_point,
+         py::handle kernel_zero_point, py::handle input_scale, py::handle kernel_scale,
+         py::handle kernel_size, std::int64_t channels, py::handle strides, py::handle padding,
+         py::handle dilation, std::int64_t groups, std::string data_layout,
+         std::string kernel_layout, std::string out_layout, std::string out_dtype,
+         bool allow_wraparound, int threads) {
+        qnn::Conv2DAttrs attrs;
+        attrs.strides = int64s(strides, "strides");
+        attrs.padding = int64s(padding, "padding");
+        attrs.dilation = int64s(dilation, "dilation");
+        attrs.groups = groups;
+        attrs.data_layout = std::move(data_layout);
+        attrs.kernel_layout = std::move(kernel_layout);
+        attrs.out_layout = std::move(out_layout);
+        attrs.out_dtype = std::move(out_dtype);
+        attrs.allow_wraparound = allow_wraparound;
+        attrs.threads = threads;
+        const ArrayView x = borrow(data, "data", parse_layout(attrs.data_layout, "data_layout"),
+                                   {DType::u8, DType::s8});
+        const ArrayView w =
+            borrow(kernel, "kernel", parse_layout(attrs.kernel_layout, "kernel_layout"),
+                   {DType::u8, DType::s8});
+        const std::int32_t zx = int32(input_zero_point, "input_zero_point");
+        const qnn::ZeroPoints zw = int32s(kernel_zero_point, "kernel_zero_point");
+        const double sx = number(input_scale, "input_scale");
+        const qnn::Scales sw = doubles(kernel_scale, "kernel_scale");
+        const std::array<std::int64_t, 2> k = pair(kernel_size, "kernel_size");
+        Tensor y;
+        {
+          py::gil_scoped_release release;
+          y = qnn::conv2d(x.view, w.view, zx, zw, sx, sw, k, channels, attrs);
+        }
+        return to_numpy(std::move(y));
+      },
+      py::arg("data"), py::arg("kernel"), py::arg("input_zero_point"), py::arg("kernel_zero_point"),
+      py::arg("input_scale"), py::arg("kernel_scale"), py::arg("kernel_size"), py::arg("channels"),
+      py::arg("strides"), py::arg("padding"), py::arg("dilation"), py::arg("groups"),
+      py::arg("data_layout"), py::arg("kernel_layout"), py::arg("out_layout"), py::arg("out_dtype"),
+      py::arg("allow_wraparound"), py::arg("threads"));
 
-  m.def("qnn_conv2d_transpose",
-        [](py::handle data, py::handle weight, py::handle input_zero_point,
-           py::handle kernel_zero_point, py::handle input_scale, py::handle kernel_scale,
-           py::handle strides, py::handle padding, py::handle dilation, std::int64_t groups,
-           std::optional<std::int64_t> channels, py::handle kernel_size, std::string data_layout,
-           std::string kernel_layout, std::string out_layout, py::handle output_padding,
-           std::string out_dtype, bool allow_wraparound, int threads) {
-          qnn::Conv2DTransposeAttrs attrs;
-          attrs.strides = int64s(strides, "strides");
-          attrs.padding = int64s(padding, "padding");
-          attrs.dilation = int64s(dilation, "dilation");
-          attrs.groups = groups;
-          attrs.channels = channels.value_or(0);
-          attrs.kernel_size = int64s(kernel_size, "kernel_size");
-          attrs.data_layout = std::move(data_layout);
-          attrs.kernel_layout = std::move(kernel_layout);
-          attrs.out_layout = std::move(out_layout);
-          attrs.output_padding = int64s(output_padding, "output_padding");
-          attrs.out_dtype = std::move(out_dtype);
-          attrs.allow_wraparound = allow_wraparound;
-          attrs.threads = threads;
-          const ArrayView x = borrow(data, "data", parse_layout(attrs.data_layout, "data_layout"),
-                                     {DType::u8, DType::s8});
-          const ArrayView w =
-              borrow(weight, "weight", parse_layout(attrs.kernel_layout, "kernel_layout"),
-                     {DType::u8, DType::s8});
-          const std::int32_t zx = int32(input_zero_point, "input_zero_point");
-          const qnn::ZeroPoints zw = int32s(kernel_zero_point, "kernel_zero_point");
-          const double sx = number(input_scale, "input_scale");
-          const qnn::Scales sw = doubles(kernel_scale, "kernel_scale");
-          Tensor y;
-          {
-            py::gil_scoped_release release;
-            y = qnn::conv2d_transpose(x.view, w.view, zx, zw, sx, sw, attrs);
-          }
-          return to_numpy(std::move(y));
-        });
+  m.def(
+      "qnn_conv2d_transpose",
+      [](py::handle data, py::handle weight, py::handle input_zero_point,
+         py::handle kernel_zero_point, py::handle input_scale, py::handle kernel_scale,
+         py::handle strides, py::handle padding, py::handle dilation, std::int64_t groups,
+         std::optional<std::int64_t> channels, py::handle kernel_size, std::string data_layout,
+         std::string kernel_layout, std::string out_layout, py::handle output_padding,
+         std::string out_dtype, bool allow_wraparound, int threads) {
+        qnn::Conv2DTransposeAttrs attrs;
+        attrs.strides = int64s(strides, "strides");
+        attrs.padding = int64s(padding, "padding");
+        attrs.dilation = int64s(dilation, "dilation");
+        attrs.groups = groups;
+        attrs.channels = channels.value_or(0);
+        attrs.kernel_size = int64s(kernel_size, "kernel_size");
+        attrs.data_layout = std::move(data_layout);
+        attrs.kernel_layout = std::move(kernel_layout);
+        attrs.out_layout = std::move(out_layout);
+        attrs.output_padding = int64s(output_padding, "output_padding");
+        attrs.out_dtype = std::move(out_dtype);
+        attrs.allow_wraparound = allow_wraparound;
+        attrs.threads = threads;
+        const ArrayView x = borrow(data, "data", parse_layout(attrs.data_layout, "data_layout"),
+                                   {DType::u8, DType::s8});
+        const ArrayView w =
+            borrow(weight, "weight", parse_layout(attrs.kernel_layout, "kernel_layout"),
+                   {DType::u8, DType::s8});
+        const std::int32_t zx = int32(input_zero_point, "input_zero_point");
+        const qnn::ZeroPoints zw = int32s(kernel_zero_point, "kernel_zero_point");
+        const double sx = number(input_scale, "input_scale");
+        const qnn::Scales sw = doubles(kernel_scale, "kernel_scale");
+        Tensor y;
+        {
+          py::gil_scoped_release release;
+          y = qnn::conv2d_transpose(x.view, w.view, zx, zw, sx, sw, attrs);
+        }
+        return to_numpy(std::move(y));
+      },
+      py::arg("data"), py::arg("weight"), py::arg("input_zero_point"), py::arg("kernel_zero_point"),
+      py::arg("input_scale"), py::arg("kernel_scale"), py::arg("strides"), py::arg("padding"),
+      py::arg("dilation"), py::arg("groups"), py::arg("channels"), py::arg("kernel_size"),
+      py::arg("data_layout"), py::arg("kernel_layout"), py::arg("out_layout"),
+      py::arg("output_padding"), py::arg("out_dtype"), py::arg("allow_wraparound"),
+      py::arg("threads"));
 
   m.def(
       "qnn_requantize", [](py::handle data, py::handle input_scale, py::handle input_zero_point,

@@ -184,105 +184,129 @@ void bind_ttnn(py::module_& m) {
   bind_configs(m);
   bind_prepared(m);
 
-  m.def("ttnn_prepare_conv_weights",
-        [](py::handle values, py::handle scale, py::handle zero_point, std::string input_layout,
-           std::string weights_format, std::int64_t in_channels, std::int64_t out_channels,
-           std::int64_t batch_size, std::int64_t input_height, std::int64_t input_width,
-           py::handle kernel_size, py::handle stride, py::handle padding, py::handle dilation,
-           bool has_bias, std::int64_t groups, std::optional<Conv2dConfig> conv_config,
-           std::optional<ComputeConfig> compute_config) {
-          const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
-                                      input_width, kernel_size, stride, padding, dilation, groups);
-          const ArrayView w =
-              borrow(values, "weight_tensor", parse_layout(weights_format, "weights_format"),
-                     {DType::u8, DType::s8});
-          const ttnn::QuantizedWeights weights{w.view, doubles(scale, "weight_tensor.scale"),
-                                               int32s(zero_point, "weight_tensor.zero_point")};
-          const Conv2dConfig conv = conv_config_or_default(conv_config);
-          const ComputeConfig compute = compute_config_or_default(compute_config);
+  m.def(
+      "ttnn_prepare_conv_weights",
+      [](py::handle values, py::handle scale, py::handle zero_point, std::string input_layout,
+         std::string weights_format, std::int64_t in_channels, std::int64_t out_channels,
+         std::int64_t batch_size, std::int64_t input_height, std::int64_t input_width,
+         py::handle kernel_size, py::handle stride, py::handle padding, py::handle dilation,
+         bool has_bias, std::int64_t groups, std::optional<Conv2dConfig> conv_config,
+         std::optional<ComputeConfig> compute_config) {
+        const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
+                                    input_width, kernel_size, stride, padding, dilation, groups);
+        const ArrayView w =
+            borrow(values, "weight_tensor", parse_layout(weights_format, "weights_format"),
+                   {DType::u8, DType::s8});
+        const ttnn::QuantizedWeights weights{w.view, doubles(scale, "weight_tensor.scale"),
+                                             int32s(zero_point, "weight_tensor.zero_point")};
+        const Conv2dConfig conv = conv_config_or_default(conv_config);
+        const ComputeConfig compute = compute_config_or_default(compute_config);
+        py::gil_scoped_release release;
+        return ttnn::prepare_conv_weights(weights, input_layout, weights_format, g.in_channels,
+                                          g.out_channels, g.batch_size, g.input_height,
+                                          g.input_width, g.kernel_size, g.stride, g.padding,
+                                          g.dilation, has_bias, g.groups, conv, compute);
+      },
+      py::arg("values"), py::arg("scale"), py::arg("zero_point"), py::arg("input_layout"),
+      py::arg("weights_format"), py::arg("in_channels"), py::arg("out_channels"),
+      py::arg("batch_size"), py::arg("input_height"), py::arg("input_width"),
+      py::arg("kernel_size"), py::arg("stride"), py::arg("padding"), py::arg("dilation"),
+      py::arg("has_bias"), py::arg("groups"), py::arg("conv_config"), py::arg("compute_config"));
+
+  m.def(
+      "ttnn_prepare_conv_bias",
+      [](py::handle bias_tensor, std::string input_layout, std::int64_t in_channels,
+         std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
+         std::int64_t input_width, py::handle kernel_size, py::handle stride, py::handle padding,
+         py::handle dilation, std::int64_t groups, std::optional<Conv2dConfig> conv_config,
+         std::optional<ComputeConfig> compute_config) {
+        const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
+                                    input_width, kernel_size, stride, padding, dilation, groups);
+        const Conv2dConfig conv = conv_config_or_default(conv_config);
+        const ComputeConfig compute = compute_config_or_default(compute_config);
+        const ArrayView b = bias_array(bias_tensor, compute);
+        py::gil_scoped_release release;
+        return ttnn::prepare_conv_bias(b.view, input_layout, g.in_channels, g.out_channels,
+                                       g.batch_size, g.input_height, g.input_width, g.kernel_size,
+                                       g.stride, g.padding, g.dilation, g.groups, conv, compute);
+      },
+      py::arg("bias_tensor"), py::arg("input_layout"), py::arg("in_channels"),
+      py::arg("out_channels"), py::arg("batch_size"), py::arg("input_height"),
+      py::arg("input_width"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"),
+      py::arg("dilation"), py::arg("groups"), py::arg("conv_config"), py::arg("compute_config"));
+
+  m.def(
+      "ttnn_conv2d_prepared",
+      [](py::handle input_tensor, const PreparedWeights& weight_tensor, std::int64_t in_channels,
+         std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
+         std::int64_t input_width, py::handle kernel_size, py::handle stride, py::handle padding,
+         py::handle dilation, std::int64_t groups, const PreparedBias* bias_tensor,
+         std::optional<Conv2dConfig> conv_config, std::optional<ComputeConfig> compute_config,
+         bool return_output_dim, bool return_weights_and_bias) {
+        const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
+                                    input_width, kernel_size, stride, padding, dilation, groups);
+        const ArrayView x =
+            borrow(input_tensor, "input_tensor", weight_tensor.plan().problem().desc().input_layout,
+                   {DType::u8, DType::s8});
+        const Conv2dConfig conv = conv_config_or_default(conv_config);
+        const ComputeConfig compute = compute_config_or_default(compute_config);
+        ttnn::Conv2dResult result;
+        {
           py::gil_scoped_release release;
-          return ttnn::prepare_conv_weights(weights, input_layout, weights_format, g.in_channels,
-                                            g.out_channels, g.batch_size, g.input_height,
-                                            g.input_width, g.kernel_size, g.stride, g.padding,
-                                            g.dilation, has_bias, g.groups, conv, compute);
-        });
+          result = ttnn::conv2d(x.view, weight_tensor, g.in_channels, g.out_channels, g.batch_size,
+                                g.input_height, g.input_width, g.kernel_size, g.stride, g.padding,
+                                g.dilation, g.groups, bias_tensor, conv, compute, return_output_dim,
+                                return_weights_and_bias);
+        }
+        return conv2d_result(std::move(result), return_output_dim, return_weights_and_bias);
+      },
+      py::arg("input_tensor"), py::arg("weight_tensor"), py::arg("in_channels"),
+      py::arg("out_channels"), py::arg("batch_size"), py::arg("input_height"),
+      py::arg("input_width"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"),
+      py::arg("dilation"), py::arg("groups"), py::arg("bias_tensor"), py::arg("conv_config"),
+      py::arg("compute_config"), py::arg("return_output_dim"), py::arg("return_weights_and_bias"));
 
-  m.def("ttnn_prepare_conv_bias",
-        [](py::handle bias_tensor, std::string input_layout, std::int64_t in_channels,
-           std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
-           std::int64_t input_width, py::handle kernel_size, py::handle stride, py::handle padding,
-           py::handle dilation, std::int64_t groups, std::optional<Conv2dConfig> conv_config,
-           std::optional<ComputeConfig> compute_config) {
-          const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
-                                      input_width, kernel_size, stride, padding, dilation, groups);
-          const Conv2dConfig conv = conv_config_or_default(conv_config);
-          const ComputeConfig compute = compute_config_or_default(compute_config);
-          const ArrayView b = bias_array(bias_tensor, compute);
+  m.def(
+      "ttnn_conv2d",
+      [](py::handle input_tensor, std::string input_layout, py::handle values, py::handle scale,
+         py::handle zero_point, std::string weights_format, std::int64_t in_channels,
+         std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
+         std::int64_t input_width, py::handle kernel_size, py::handle stride, py::handle padding,
+         py::handle dilation, std::int64_t groups, py::handle bias_tensor,
+         std::optional<Conv2dConfig> conv_config, std::optional<ComputeConfig> compute_config,
+         bool return_output_dim, bool return_weights_and_bias) {
+        const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
+                                    input_width, kernel_size, stride, padding, dilation, groups);
+        const ArrayView x =
+            borrow(input_tensor, "input_tensor", parse_layout(input_layout, "input_layout"),
+                   {DType::u8, DType::s8});
+        const ArrayView w =
+            borrow(values, "weight_tensor", parse_layout(weights_format, "weights_format"),
+                   {DType::u8, DType::s8});
+        const ttnn::QuantizedWeights weights{w.view, doubles(scale, "weight_tensor.scale"),
+                                             int32s(zero_point, "weight_tensor.zero_point")};
+        const Conv2dConfig conv = conv_config_or_default(conv_config);
+        const ComputeConfig compute = compute_config_or_default(compute_config);
+        std::optional<ArrayView> b;
+        if (!bias_tensor.is_none()) b = bias_array(bias_tensor, compute);
+        const std::optional<ConstTensorView> bias =
+            b ? std::optional<ConstTensorView>(b->view) : std::nullopt;
+        ttnn::Conv2dResult result;
+        {
           py::gil_scoped_release release;
-          return ttnn::prepare_conv_bias(b.view, input_layout, g.in_channels, g.out_channels,
-                                         g.batch_size, g.input_height, g.input_width, g.kernel_size,
-                                         g.stride, g.padding, g.dilation, g.groups, conv, compute);
-        });
-
-  m.def("ttnn_conv2d_prepared",
-        [](py::handle input_tensor, const PreparedWeights& weight_tensor, std::int64_t in_channels,
-           std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
-           std::int64_t input_width, py::handle kernel_size, py::handle stride, py::handle padding,
-           py::handle dilation, std::int64_t groups, const PreparedBias* bias_tensor,
-           std::optional<Conv2dConfig> conv_config, std::optional<ComputeConfig> compute_config,
-           bool return_output_dim, bool return_weights_and_bias) {
-          const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
-                                      input_width, kernel_size, stride, padding, dilation, groups);
-          const ArrayView x =
-              borrow(input_tensor, "input_tensor",
-                     weight_tensor.plan().problem().desc().input_layout, {DType::u8, DType::s8});
-          const Conv2dConfig conv = conv_config_or_default(conv_config);
-          const ComputeConfig compute = compute_config_or_default(compute_config);
-          ttnn::Conv2dResult result;
-          {
-            py::gil_scoped_release release;
-            result = ttnn::conv2d(x.view, weight_tensor, g.in_channels, g.out_channels,
-                                  g.batch_size, g.input_height, g.input_width, g.kernel_size,
-                                  g.stride, g.padding, g.dilation, g.groups, bias_tensor, conv,
-                                  compute, return_output_dim, return_weights_and_bias);
-          }
-          return conv2d_result(std::move(result), return_output_dim, return_weights_and_bias);
-        });
-
-  m.def("ttnn_conv2d",
-        [](py::handle input_tensor, std::string input_layout, py::handle values, py::handle scale,
-           py::handle zero_point, std::string weights_format, std::int64_t in_channels,
-           std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
-           std::int64_t input_width, py::handle kernel_size, py::handle stride, py::handle padding,
-           py::handle dilation, std::int64_t groups, py::handle bias_tensor,
-           std::optional<Conv2dConfig> conv_config, std::optional<ComputeConfig> compute_config,
-           bool return_output_dim, bool return_weights_and_bias) {
-          const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
-                                      input_width, kernel_size, stride, padding, dilation, groups);
-          const ArrayView x =
-              borrow(input_tensor, "input_tensor", parse_layout(input_layout, "input_layout"),
-                     {DType::u8, DType::s8});
-          const ArrayView w =
-              borrow(values, "weight_tensor", parse_layout(weights_format, "weights_format"),
-                     {DType::u8, DType::s8});
-          const ttnn::QuantizedWeights weights{w.view, doubles(scale, "weight_tensor.scale"),
-                                               int32s(zero_point, "weight_tensor.zero_point")};
-          const Conv2dConfig conv = conv_config_or_default(conv_config);
-          const ComputeConfig compute = compute_config_or_default(compute_config);
-          std::optional<ArrayView> b;
-          if (!bias_tensor.is_none()) b = bias_array(bias_tensor, compute);
-          const std::optional<ConstTensorView> bias =
-              b ? std::optional<ConstTensorView>(b->view) : std::nullopt;
-          ttnn::Conv2dResult result;
-          {
-            py::gil_scoped_release release;
-            result = ttnn::conv2d(x.view, weights, weights_format, g.in_channels, g.out_channels,
-                                  g.batch_size, g.input_height, g.input_width, g.kernel_size,
-                                  g.stride, g.padding, g.dilation, g.groups, bias, conv, compute,
-                                  return_output_dim, return_weights_and_bias);
-          }
-          return conv2d_result(std::move(result), return_output_dim, return_weights_and_bias);
-        });
+          result = ttnn::conv2d(x.view, weights, weights_format, g.in_channels, g.out_channels,
+                                g.batch_size, g.input_height, g.input_width, g.kernel_size,
+                                g.stride, g.padding, g.dilation, g.groups, bias, conv, compute,
+                                return_output_dim, return_weights_and_bias);
+        }
+        return conv2d_result(std::move(result), return_output_dim, return_weights_and_bias);
+      },
+      py::arg("input_tensor"), py::arg("input_layout"), py::arg("values"), py::arg("scale"),
+      py::arg("zero_point"), py::arg("weights_format"), py::arg("in_channels"),
+      py::arg("out_channels"), py::arg("batch_size"), py::arg("input_height"),
+      py::arg("input_width"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"),
+      py::arg("dilation"), py::arg("groups"), py::arg("bias_tensor"), py::arg("conv_config"),
+      py::arg("compute_config"), py::arg("return_output_dim"), py::arg("return_weights_and_bias"));
 }
 
 }  // namespace qconv::python
