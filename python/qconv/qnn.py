@@ -106,6 +106,8 @@ def conv2d_transpose(data, weight, input_zero_point, kernel_zero_point, input_sc
         As :func:`conv2d`.
     output_padding : int or (h, w)
         Extra rows at the bottom and columns at the right; ``0 <= op < max(stride, dilation)``.
+    allow_wraparound, threads
+        As :func:`conv2d`.
 
     Returns
     -------

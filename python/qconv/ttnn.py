@@ -125,7 +125,8 @@ def prepare_conv_bias(bias_tensor, input_layout, in_channels, out_channels, batc
         out_channels values: int32 for the schemes that add the bias to the accumulator (int32,
         onnx, tvm, tvm_f32, tflite, tflite_single), float for the PyTorch schemes (fbgemm,
         qnnpack, onednn); other dtypes are converted when the values fit.
-    input_layout, in_channels, ... groups, conv_config, compute_config
+    input_layout, in_channels, out_channels, batch_size, input_height, input_width, kernel_size,
+    stride, padding, dilation, groups, conv_config, compute_config
         As :func:`prepare_conv_weights`.
 
     Returns

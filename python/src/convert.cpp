@@ -2,7 +2,6 @@
 
 #include <limits>
 #include <memory>
-#include <sstream>
 
 #include "qconv/error.hpp"
 
@@ -57,13 +56,16 @@ ArrayView view_of(py::array array, std::string_view field, DType dtype, Layout l
 
 void require_fits(const py::array& array, std::string_view field, DType target) {
   if (array.size() == 0) return;
-  const auto lo = array.attr("min")().cast<double>();
-  const auto hi = array.attr("max")().cast<double>();
-  if (lo >= dtype_min(target) && hi <= dtype_max(target)) return;
-  std::ostringstream message;
-  message << field << " = values in [" << lo << ", " << hi << "]: must fit in "
-          << dtype_name(numpy_dtype(target));
-  throw InvalidArgument(message.str());
+  const py::object lo = array.attr("min")();
+  const py::object hi = array.attr("max")();
+  // Exact for every integer dtype: the bounds of the targets are small integers.
+  if (lo.cast<double>() >= static_cast<double>(dtype_min(target)) &&
+      hi.cast<double>() <= static_cast<double>(dtype_max(target))) {
+    return;
+  }
+  throw InvalidArgument(std::string(field) + " = values in [" + py::str(lo).cast<std::string>() +
+                        ", " + py::str(hi).cast<std::string>() + "]: must fit in " +
+                        dtype_name(numpy_dtype(target)));
 }
 
 }  // namespace
