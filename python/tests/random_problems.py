@@ -106,7 +106,9 @@ def random_problem(rng, *, transposed, per_channel_ok, weight_zero_point_ok, rel
     if pow2:
         sx = 2.0 ** int(rng.integers(-9, 0))
         sw = 2.0 ** rng.integers(-9, 0, n_w).astype(np.float64)
-        sy = sx * float(sw.max()) / 2.0 ** int(rng.integers(-10, 2))
+        # Multipliers 1/2, 1/4, 1/8 make ties most frequent; the others reach saturation.
+        exponent = int(rng.choice([-1, -1, -1, -2, -2, -3, -4, -6, -8, -10, 0, 1]))
+        sy = sx * float(sw.max()) / 2.0 ** exponent
     else:
         sx = float(10 ** rng.uniform(-3, -0.5))
         sw = 10 ** rng.uniform(-3, -0.5, n_w)
