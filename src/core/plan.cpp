@@ -63,11 +63,12 @@ bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_b
 }
 
 template <class T>
-void compare_field(std::string_view field, const T& prepared, const T& given) {
+void compare_field(std::string_view field, const T& prepared, const T& given,
+                   std::string_view prepared_object) {
   if (prepared == given) return;
   throw PreparedMismatch(std::string(field) + ": prepared for " + detail::describe_value(prepared) +
-                         ", given " + detail::describe_value(given) +
-                         "; prepare the weights again for this problem");
+                         ", given " + detail::describe_value(given) + "; prepare the " +
+                         std::string(prepared_object) + " again for this problem");
 }
 
 template <class T>
@@ -145,8 +146,15 @@ std::string Plan::describe() const {
 }
 
 void Plan::require_compatible(const Problem& call) const {
-  const ProblemDesc& a = impl_->problem.desc();
-  const ProblemDesc& b = call.desc();
+  detail::require_same_problem(impl_->problem.desc(), call.desc(), "weights");
+}
+
+void detail::require_same_problem(const ProblemDesc& a, const ProblemDesc& b,
+                                  std::string_view prepared_object) {
+  const auto compare_field = [prepared_object](std::string_view field, const auto& prepared,
+                                               const auto& given) {
+    qconv::compare_field(field, prepared, given, prepared_object);
+  };
   compare_field("op", std::string(to_string(a.op)), std::string(to_string(b.op)));
   compare_field("in_channels", a.in_channels, b.in_channels);
   compare_field("in_height", a.in_height, b.in_height);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engines/engine.hpp"
@@ -21,4 +22,14 @@ struct Plan::Impl {
   std::unique_ptr<detail::PreparedKernel> kernel;
 };
 
+namespace detail {
+
+// Throws PreparedMismatch naming the first field where `given` differs from `prepared`, with both
+// values; the batch size and the input zero point are not compared (they may change per call).
+// `prepared_object` names what must be prepared again ("weights", "bias"). Compares plain
+// descriptions so that a face can check a call before the call's own Problem is built.
+void require_same_problem(const ProblemDesc& prepared, const ProblemDesc& given,
+                          std::string_view prepared_object);
+
+}  // namespace detail
 }  // namespace qconv

@@ -3,8 +3,9 @@
 // (pad_h, pad_w) when 2. Unlike ttnn, a prepared object records everything it was prepared for,
 // and conv2d refuses a call that differs (PreparedMismatch names the field, the prepared value
 // and the given one). Fixed at preparation: every argument of prepare_conv_weights except
-// batch_size, which may change between calls, and compute_config.input_zero_point, which may
-// be overridden per call through conv_config.input_zero_point.
+// batch_size, which may change between calls, and the input zero point: each call uses its own
+// compute_config.input_zero_point, or conv_config.input_zero_point when that is set. The input
+// layout of a call is the input tensor's own.
 #pragma once
 
 #include <array>

@@ -1,0 +1,272 @@
+// Preparation face after ttnn: every entry point turns its arguments into a ProblemDesc through
+// one translation (problem_desc below), so preparing and running can never disagree on what an
+// argument means. A prepared object is compared field by field with each call's translation.
+#include "qconv/faces/ttnn.hpp"
+
+#include <utility>
+
+#include "core/check.hpp"
+#include "core/plan_impl.hpp"
+#include "faces/common.hpp"
+#include "qconv/error.hpp"
+#include "qconv/problem.hpp"
+
+namespace qconv::ttnn {
+namespace {
+
+using detail::fail;
+using detail::require;
+
+// The geometry arguments every entry point takes, in ttnn's names.
+struct Geometry {
+  Layout input_layout;
+  std::int64_t in_channels;
+  std::int64_t out_channels;
+  std::int64_t batch_size;
+  std::int64_t input_height;
+  std::int64_t input_width;
+  std::array<std::int64_t, 2> kernel_size;
+  std::array<std::int64_t, 2> stride;
+  const std::vector<std::int64_t>& padding;
+  std::array<std::int64_t, 2> dilation;
+  std::int64_t groups;
+};
+
+// What the weights contribute to a problem: their element type, layout and quantization.
+struct WeightFormat {
+  DType dtype = DType::s8;
+  Layout layout = Layout::OIHW;
+  std::vector<double> scale{1.0};
+  std::vector<std::int32_t> zero_point{0};
+};
+
+WeightFormat weight_format_of(const QuantizedWeights& weights, const std::string& weights_format) {
+  return {weights.values.dtype(), parse_layout(weights_format, "weights_format"), weights.scale,
+          weights.zero_point};
+}
+
+WeightFormat weight_format_of(const Problem& prepared) {
+  const ProblemDesc& d = prepared.desc();
+  return {d.weight_dtype, d.weight_layout, d.weight_scale, d.weight_zero_point};
+}
+
+// A bias does not depend on the weights' format or quantization, so it is prepared (and compared)
+// with this neutral one standing in for them.
+const WeightFormat kBiasWeightFormat{};
+
+Activation activation_of(const Conv2dConfig& config) {
+  if (config.activation.empty()) return Activation::none();
+  if (config.activation == "relu") return Activation::relu();
+  if (config.activation == "clamp")
+    return Activation::clamp(config.clamp.first, config.clamp.second);
+  fail("conv_config.activation", config.activation, "activation is \"\", \"relu\" or \"clamp\"");
+}
+
+OutputScheme scheme_of(const ComputeConfig& config) {
+  OutputScheme scheme;
+  scheme.kind = parse_scheme(config.scheme, "compute_config.scheme");
+  scheme.rounding = parse_rounding(config.rounding, "compute_config.rounding");
+  scheme.multiplier_q31 = config.multiplier_q31;
+  scheme.shift = config.shift;
+  return scheme;
+}
+
+// The one translation from ttnn's arguments to a problem description.
+ProblemDesc problem_desc(const Geometry& g, const WeightFormat& weights, bool has_bias,
+                         const Conv2dConfig& conv_config, const ComputeConfig& compute_config) {
+  ProblemDesc d;
+  d.op = OpKind::conv2d;
+  d.batch = g.batch_size;
+  d.in_channels = g.in_channels;
+  d.in_height = g.input_height;
+  d.in_width = g.input_width;
+  d.out_channels = g.out_channels;
+  d.groups = g.groups;
+  d.kernel_h = g.kernel_size[0];
+  d.kernel_w = g.kernel_size[1];
+  d.stride_h = g.stride[0];
+  d.stride_w = g.stride[1];
+  d.dilation_h = g.dilation[0];
+  d.dilation_w = g.dilation[1];
+  detail::set_padding(
+      d, detail::padding_from(g.padding, detail::PaddingOrder::top_bottom_left_right, "padding"));
+
+  d.input_dtype = parse_dtype(conv_config.input_dtype, "conv_config.input_dtype");
+  d.weight_dtype = weights.dtype;
+  d.output_dtype = parse_dtype(conv_config.dtype, "conv_config.dtype");
+  d.input_layout = g.input_layout;
+  d.weight_layout = weights.layout;
+  d.output_layout = parse_layout(conv_config.output_layout, "conv_config.output_layout");
+
+  d.input_scale = compute_config.input_scale;
+  d.input_zero_point = compute_config.input_zero_point;
+  d.weight_scale = weights.scale;
+  d.weight_zero_point = weights.zero_point;
+  d.output_scale = compute_config.output_scale;
+  d.output_zero_point = compute_config.output_zero_point;
+
+  d.scheme = scheme_of(compute_config);
+  d.activation = activation_of(conv_config);
+  d.has_bias = has_bias;
+  d.allow_wraparound = conv_config.allow_wraparound;
+  return d;
+}
+
+// The bias must be what the scheme adds: float for the PyTorch schemes, s32 for the others; one
+// value per output channel.
+std::pair<std::vector<std::int32_t>, std::vector<float>> copy_bias(ConstTensorView bias,
+                                                                   const Problem& problem) {
+  const ProblemDesc& d = problem.desc();
+  require<ShapeMismatch>(!bias.empty(), "bias_tensor", "empty view", "a tensor is required");
+  require<ShapeMismatch>(bias.layout() == Layout::X, "bias_tensor.layout", to_string(bias.layout()),
+                         "a bias is a vector (layout X)");
+  const DType wanted = takes_float_bias(d.scheme.kind) ? DType::f32 : DType::s32;
+  require<ShapeMismatch>(bias.dtype() == wanted, "bias_tensor.dtype", to_string(bias.dtype()),
+                         "scheme " + std::string(to_string(d.scheme.kind)) + " takes a " +
+                             std::string(to_string(wanted)) + " bias");
+  require<ShapeMismatch>(bias.dim(0) == d.out_channels, "bias_tensor.shape",
+                         to_string(bias.shape()),
+                         "needs out_channels = " + std::to_string(d.out_channels) + " values");
+  const auto count = static_cast<std::size_t>(bias.dim(0));
+  if (wanted == DType::f32) return {{}, {bias.as<float>(), bias.as<float>() + count}};
+  return {{bias.as<std::int32_t>(), bias.as<std::int32_t>() + count}, {}};
+}
+
+Conv2dResult run_prepared(ConstTensorView input_tensor, const PreparedWeights& weights,
+                          const Geometry& geometry, const PreparedBias* bias,
+                          const Conv2dConfig& conv_config, const ComputeConfig& compute_config,
+                          bool return_output_dim, bool return_weights_and_bias) {
+  const Plan& plan = weights.plan();
+  // The weights' own format and quantization are what this call uses: they cannot differ.
+  const ProblemDesc call = problem_desc(geometry, weight_format_of(plan.problem()), bias != nullptr,
+                                        conv_config, compute_config);
+  // The call is compared as a plain description (what Plan::require_compatible compares), never
+  // built into a Problem of its own: a changed field is then reported as the mismatch it is,
+  // where building it could first fail another rule (a changed out_channels against per-channel
+  // weight scales). When nothing differs, the prepared Problem is the call's.
+  detail::require_same_problem(plan.problem().desc(), call, "weights");
+  if (bias != nullptr) {
+    detail::require_same_problem(
+        bias->problem().desc(),
+        problem_desc(geometry, kBiasWeightFormat, true, conv_config, compute_config), "bias");
+  }
+  // (An input of another rank is refused by execute, which names its shape.)
+  if (!input_tensor.empty() && input_tensor.shape().size() == 4) {
+    require<ShapeMismatch>(input_tensor.dim(0) == geometry.batch_size, "batch_size",
+                           geometry.batch_size,
+                           "the input tensor's batch is " + std::to_string(input_tensor.dim(0)));
+  }
+
+  RunOptions options;
+  options.threads = conv_config.threads;
+  // The input zero point is the one field of compute_config that may change per call;
+  // conv_config.input_zero_point, when set, overrides it.
+  options.input_zero_point = conv_config.input_zero_point.value_or(compute_config.input_zero_point);
+
+  Conv2dResult result;
+  result.output = plan.execute(input_tensor, bias ? bias->view() : BiasView(), options);
+  if (return_output_dim) {
+    result.output_dim = {plan.problem().out_height(), plan.problem().out_width()};
+  }
+  if (return_weights_and_bias) {
+    result.weights = weights;
+    if (bias != nullptr) result.bias = *bias;
+  }
+  return result;
+}
+
+}  // namespace
+
+PreparedWeights prepare_conv_weights(
+    const QuantizedWeights& weight_tensor, const std::string& input_layout,
+    const std::string& weights_format, std::int64_t in_channels, std::int64_t out_channels,
+    std::int64_t batch_size, std::int64_t input_height, std::int64_t input_width,
+    std::array<std::int64_t, 2> kernel_size, std::array<std::int64_t, 2> stride,
+    const std::vector<std::int64_t>& padding, std::array<std::int64_t, 2> dilation, bool has_bias,
+    std::int64_t groups, const Conv2dConfig& conv_config, const ComputeConfig& compute_config) {
+  const Geometry geometry{parse_layout(input_layout, "input_layout"),
+                          in_channels,
+                          out_channels,
+                          batch_size,
+                          input_height,
+                          input_width,
+                          kernel_size,
+                          stride,
+                          padding,
+                          dilation,
+                          groups};
+  const Problem problem(problem_desc(geometry, weight_format_of(weight_tensor, weights_format),
+                                     has_bias, conv_config, compute_config));
+  PrepareOptions options;
+  options.engine = conv_config.algorithm;
+  return PreparedWeights(Plan::prepare(problem, weight_tensor.values, options));
+}
+
+PreparedBias prepare_conv_bias(ConstTensorView bias_tensor, const std::string& input_layout,
+                               std::int64_t in_channels, std::int64_t out_channels,
+                               std::int64_t batch_size, std::int64_t input_height,
+                               std::int64_t input_width, std::array<std::int64_t, 2> kernel_size,
+                               std::array<std::int64_t, 2> stride,
+                               const std::vector<std::int64_t>& padding,
+                               std::array<std::int64_t, 2> dilation, std::int64_t groups,
+                               const Conv2dConfig& conv_config,
+                               const ComputeConfig& compute_config) {
+  const Geometry geometry{parse_layout(input_layout, "input_layout"),
+                          in_channels,
+                          out_channels,
+                          batch_size,
+                          input_height,
+                          input_width,
+                          kernel_size,
+                          stride,
+                          padding,
+                          dilation,
+                          groups};
+  Problem problem(problem_desc(geometry, kBiasWeightFormat, true, conv_config, compute_config));
+  auto [s32, f32] = copy_bias(bias_tensor, problem);
+  return PreparedBias(std::move(problem), std::move(s32), std::move(f32));
+}
+
+Conv2dResult conv2d(ConstTensorView input_tensor, const PreparedWeights& weight_tensor,
+                    std::int64_t in_channels, std::int64_t out_channels, std::int64_t batch_size,
+                    std::int64_t input_height, std::int64_t input_width,
+                    std::array<std::int64_t, 2> kernel_size, std::array<std::int64_t, 2> stride,
+                    const std::vector<std::int64_t>& padding, std::array<std::int64_t, 2> dilation,
+                    std::int64_t groups, const PreparedBias* bias_tensor,
+                    const Conv2dConfig& conv_config, const ComputeConfig& compute_config,
+                    bool return_output_dim, bool return_weights_and_bias) {
+  // ttnn tensors carry their layout: the input's says which activation layout this call uses.
+  const Geometry geometry{
+      input_tensor.layout(), in_channels, out_channels, batch_size, input_height, input_width,
+      kernel_size,           stride,      padding,      dilation,   groups};
+  return run_prepared(input_tensor, weight_tensor, geometry, bias_tensor, conv_config,
+                      compute_config, return_output_dim, return_weights_and_bias);
+}
+
+Conv2dResult conv2d(ConstTensorView input_tensor, const QuantizedWeights& weight_tensor,
+                    const std::string& weights_format, std::int64_t in_channels,
+                    std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
+                    std::int64_t input_width, std::array<std::int64_t, 2> kernel_size,
+                    std::array<std::int64_t, 2> stride, const std::vector<std::int64_t>& padding,
+                    std::array<std::int64_t, 2> dilation, std::int64_t groups,
+                    std::optional<ConstTensorView> bias_tensor, const Conv2dConfig& conv_config,
+                    const ComputeConfig& compute_config, bool return_output_dim,
+                    bool return_weights_and_bias) {
+  const std::string input_layout(to_string(input_tensor.layout()));
+  const PreparedWeights weights =
+      prepare_conv_weights(weight_tensor, input_layout, weights_format, in_channels, out_channels,
+                           batch_size, input_height, input_width, kernel_size, stride, padding,
+                           dilation, bias_tensor.has_value(), groups, conv_config, compute_config);
+  std::optional<PreparedBias> bias;
+  if (bias_tensor) {
+    bias = prepare_conv_bias(*bias_tensor, input_layout, in_channels, out_channels, batch_size,
+                             input_height, input_width, kernel_size, stride, padding, dilation,
+                             groups, conv_config, compute_config);
+  }
+  return conv2d(input_tensor, weights, in_channels, out_channels, batch_size, input_height,
+                input_width, kernel_size, stride, padding, dilation, groups,
+                bias ? &*bias : nullptr, conv_config, compute_config, return_output_dim,
+                return_weights_and_bias);
+}
+
+}  // namespace qconv::ttnn
