@@ -55,4 +55,6 @@ struct Activation {
   static Activation clamp(double lo, double hi) { return {Kind::clamp, lo, hi}; }
 };
 
+std::string_view to_string(Activation::Kind kind);  // "none", "relu", "clamp"
+
 }  // namespace qconv

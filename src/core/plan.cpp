@@ -197,8 +197,8 @@ void detail::require_same_problem(const ProblemDesc& a, const ProblemDesc& b,
   compare_field("scheme.multiplier_q31", join(a.scheme.multiplier_q31),
                 join(b.scheme.multiplier_q31));
   compare_field("scheme.shift", join(a.scheme.shift), join(b.scheme.shift));
-  compare_field("activation", static_cast<int>(a.activation.kind),
-                static_cast<int>(b.activation.kind));
+  compare_field("activation", std::string(to_string(a.activation.kind)),
+                std::string(to_string(b.activation.kind)));
   compare_field("activation.min", a.activation.min, b.activation.min);
   compare_field("activation.max", a.activation.max, b.activation.max);
   compare_field("has_bias", a.has_bias, b.has_bias);
