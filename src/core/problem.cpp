@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/check.hpp"
+#include "core/quantization_checks.hpp"
 #include "output/output_stage.hpp"
 #include "qconv/error.hpp"
 
@@ -13,6 +14,8 @@ namespace qconv {
 namespace {
 
 using detail::require;
+using detail::validate_scale;
+using detail::validate_zero_point;
 
 constexpr std::int64_t kMaxSize = std::numeric_limits<std::int32_t>::max();
 
@@ -80,19 +83,6 @@ std::int64_t output_extent(const ProblemDesc& d, std::int64_t in, std::int64_t k
   }
   require<ShapeMismatch>(out >= 1 && out <= kMaxSize, "output_" + std::string(axis), out, rule);
   return out;
-}
-
-void validate_scale(double scale, std::string_view field) {
-  // Scales are binary32 in every framework: they must be normal, positive, finite binary32 values.
-  require(std::isfinite(scale) && scale >= std::numeric_limits<float>::min() &&
-              scale <= std::numeric_limits<float>::max(),
-          field, scale, "a scale must be a positive, finite, normal (not subnormal) number");
-}
-
-void validate_zero_point(std::int64_t zp, DType dtype, std::string_view field) {
-  require(zp >= dtype_min(dtype) && zp <= dtype_max(dtype), field, zp,
-          "must lie in the range of " + std::string(to_string(dtype)) + " [" +
-              std::to_string(dtype_min(dtype)) + ", " + std::to_string(dtype_max(dtype)) + "]");
 }
 
 void require_channel_vector_length(std::size_t length, std::int64_t out_channels,
