@@ -26,9 +26,9 @@
 namespace qconv {
 namespace {
 
-using testing::RandomCase;
-using testing::RandomProblemOptions;
-using testing::Rng;
+using test::RandomCase;
+using test::RandomProblemOptions;
+using test::Rng;
 
 // A logical [N][C][H][W] array of 64-bit sums.
 struct Accumulators {
@@ -176,7 +176,7 @@ std::string check_case(Rng& rng, const RandomCase& rc, std::uint64_t seed) {
   options.threads = static_cast<int>(rng.uniform(1, 3));
   std::int64_t zx = d.input_zero_point;
   if (rng.chance(0.15)) {
-    zx = testing::random_zero_point(rng, d.input_dtype, false);
+    zx = test::random_zero_point(rng, d.input_dtype, false);
     options.input_zero_point = static_cast<std::int32_t>(zx);
   }
   const Accumulators acc = problem.transposed() ? naive_transposed(rc, zx) : naive_conv(rc, zx);
@@ -187,7 +187,7 @@ std::string check_case(Rng& rng, const RandomCase& rc, std::uint64_t seed) {
   }
 
   const Shape out_shape =
-      testing::activation_shape(d.output_layout, d.batch, d.out_channels, acc.height, acc.width);
+      test::activation_shape(d.output_layout, d.batch, d.out_channels, acc.height, acc.width);
   const std::size_t elem = element_size(d.output_dtype);
   // A sentinel pattern, so an element the engine never writes cannot pass by being zero.
   std::vector<std::uint8_t> out_bytes(static_cast<std::size_t>(acc.values.size()) * elem, 0x5a);
@@ -207,8 +207,8 @@ std::string check_case(Rng& rng, const RandomCase& rc, std::uint64_t seed) {
                                             ? int32_scheme(d, rc, a, o)
                                             : stage.apply(wrap_s32(a), o);
           const std::int32_t got =
-              testing::load_value(out_bytes, d.output_dtype,
-                                  testing::activation_offset(d.output_layout, dims, n, o, y, x));
+              test::load_value(out_bytes, d.output_dtype,
+                               test::activation_offset(d.output_layout, dims, n, o, y, x));
           if (got != expected) {
             std::ostringstream out;
             out << describe(rc, seed, zx) << ": at (n=" << n << ", o=" << o << ", y=" << y
@@ -227,7 +227,7 @@ void run_cases(std::uint64_t first_seed, int count, const RandomProblemOptions& 
   for (int i = 0; i < count && failures < 5; ++i) {
     const std::uint64_t seed = first_seed + static_cast<std::uint64_t>(i);
     Rng rng(seed);
-    const RandomCase rc = testing::random_case(rng, options);
+    const RandomCase rc = test::random_case(rng, options);
     std::string mismatch;
     try {
       mismatch = check_case(rng, rc, seed);

@@ -26,7 +26,7 @@
 #include "qconv/problem.hpp"
 #include "qconv/tensor.hpp"
 
-namespace qconv::testing {
+namespace qconv::test {
 
 // A thin wrapper over a seeded engine with the draws the generator needs.
 class Rng {
@@ -157,10 +157,11 @@ inline void draw_quantization(Rng& rng, const RandomProblemOptions& opt, Problem
   d.weight_zero_point.resize(zero_points);
   for (auto& z : d.weight_zero_point)
     z = random_zero_point(rng, d.weight_dtype, opt.extreme_zero_points);
-  // An output scale near the accumulator's typical magnitude keeps outputs off the clamp mostly,
-  // so the output values still carry the accumulator's information.
+  // An output scale that maps a typical accumulator (|x − zx|·|w − zw| ≈ 128·128 per term, the
+  // terms of one sign when zero points sit at the ends) to a few tens keeps most outputs off the
+  // clamp, so they still carry the accumulator's information.
   const auto k = static_cast<double>(d.in_channels / d.groups * d.kernel_h * d.kernel_w);
-  d.output_scale = random_scale(rng, d.input_scale * d.weight_scale[0] * 64.0 * std::sqrt(k));
+  d.output_scale = random_scale(rng, d.input_scale * d.weight_scale[0] * 16384.0 * k / 32.0);
   if (d.scheme.kind == SchemeKind::int32) {
     d.output_zero_point = 0;
   } else {
@@ -376,16 +377,17 @@ inline RandomCase random_case_for(Rng& rng, ProblemDesc desc) {
           store_value(rc.weight_bytes, d.weight_dtype, weight_offset(d, o, c, r, s),
                       rc.weights[i++]);
 
-  const double acc_size =
-      255.0 * 255.0 * std::sqrt(static_cast<double>(ipg * d.kernel_h * d.kernel_w));
+  // Biases of an accumulator's typical size, in accumulator units.
+  const auto acc_size = static_cast<std::int64_t>(
+      16384.0 * std::sqrt(static_cast<double>(ipg * d.kernel_h * d.kernel_w)));
   for (std::int64_t o = 0; o < d.out_channels; ++o) {
-    std::int32_t b = static_cast<std::int32_t>(rng.uniform(-(1 << 20), 1 << 20));
+    auto b = static_cast<std::int32_t>(rng.uniform(-acc_size, acc_size));
     if (rng.chance(0.05))
       b = rng.chance(0.5) ? std::numeric_limits<std::int32_t>::min()
                           : std::numeric_limits<std::int32_t>::max();
     rc.bias_s32.push_back(b);
     const double real =
-        rng.real(-acc_size, acc_size) * d.input_scale *
+        rng.real(-1.0, 1.0) * static_cast<double>(acc_size) * d.input_scale *
         d.weight_scale[d.weight_scale.size() == 1 ? 0 : static_cast<std::size_t>(o)];
     rc.bias_f32.push_back(static_cast<float>(real));
   }
@@ -396,4 +398,4 @@ inline RandomCase random_case(Rng& rng, const RandomProblemOptions& opt = {}) {
   return random_case_for(rng, random_problem_desc(rng, opt));
 }
 
-}  // namespace qconv::testing
+}  // namespace qconv::test
