@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -167,11 +168,14 @@ std::string describe(const RandomCase& rc, std::uint64_t seed, std::int64_t zx) 
 // formulation. Returns an empty string on agreement, else a description of the first mismatch.
 std::string check_case(Rng& rng, const RandomCase& rc, std::uint64_t seed) {
   const ProblemDesc& d = rc.desc;
-  const Problem problem(d);
+  // Now and then a call changes what a plan allows to change per call: the batch (the plan is
+  // prepared for another one than the input has) and the input zero point.
+  ProblemDesc prepared_for = d;
+  if (rng.chance(0.15)) prepared_for.batch = rng.uniform(1, 4);
+  const Problem problem(prepared_for);
   const Plan plan = Plan::prepare(problem, rc.weight_view(), PrepareOptions{"reference"});
   if (plan.engine() != "reference") return "the plan did not choose the reference engine";
 
-  // Now and then a call changes what a plan allows to change per call: the input zero point.
   RunOptions options;
   options.threads = static_cast<int>(rng.uniform(1, 3));
   std::int64_t zx = d.input_zero_point;
@@ -249,11 +253,11 @@ RandomProblemOptions op_and_scheme(OpKind op, SchemeKind scheme) {
 }
 
 TEST(Differential, Conv2dAccumulatorsWithInt32Scheme) {
-  run_cases(1000, 600, op_and_scheme(OpKind::conv2d, SchemeKind::int32));
+  run_cases(1000, 1000, op_and_scheme(OpKind::conv2d, SchemeKind::int32));
 }
 
 TEST(Differential, TransposedAccumulatorsWithInt32Scheme) {
-  run_cases(2000, 600, op_and_scheme(OpKind::conv2d_transpose, SchemeKind::int32));
+  run_cases(2000, 1000, op_and_scheme(OpKind::conv2d_transpose, SchemeKind::int32));
 }
 
 TEST(Differential, DepthwiseWithMultipliers) {
@@ -261,13 +265,13 @@ TEST(Differential, DepthwiseWithMultipliers) {
   options.depthwise = true;
   options.max_multiplier = 4;
   options.max_depthwise_channels = 8;
-  run_cases(3000, 200, options);
+  run_cases(3000, 300, options);
 }
 
 TEST(Differential, ZeroPointsAtTheEndsOfTheirRange) {
   RandomProblemOptions options;
   options.extreme_zero_points = true;
-  run_cases(4000, 200, options);
+  run_cases(4000, 300, options);
 }
 
 // Each scheme other than int32, on both operations: the accumulator reaches the output stage
@@ -279,7 +283,7 @@ TEST(Differential, EveryOutputScheme) {
         SchemeKind::tvm, SchemeKind::tvm_f32, SchemeKind::tflite, SchemeKind::tflite_single}) {
     for (OpKind op : {OpKind::conv2d, OpKind::conv2d_transpose}) {
       SCOPED_TRACE(std::string(to_string(scheme)) + " " + std::string(to_string(op)));
-      run_cases(seed, 40, op_and_scheme(op, scheme));
+      run_cases(seed, 60, op_and_scheme(op, scheme));
       seed += 1000;
     }
   }
@@ -308,6 +312,45 @@ TEST(Differential, EveryLayoutAndDTypeCombination) {
   for (Layout layout : {Layout::OIHW, Layout::OHWI, Layout::HWIO, Layout::HWOI})
     combine(OpKind::conv2d, layout);
   for (Layout layout : {Layout::IOHW, Layout::OIHW}) combine(OpKind::conv2d_transpose, layout);
+}
+
+// The suite is only as good as what the generator draws: check that the claimed parameter
+// ranges all come up (with the seeds the random tests above use).
+TEST(Differential, GeneratorCoversEveryParameter) {
+  std::set<std::int64_t> strides, dilations, kernels, output_pads, multipliers, batches;
+  std::set<std::int32_t> input_zero_points;
+  bool asymmetric = false, per_channel_scale = false, per_channel_zero_point = false;
+  bool depthwise = false, grouped = false, given_multipliers = false, relu = false, clamp = false;
+  for (std::uint64_t seed = 1000; seed < 3000; ++seed) {
+    Rng rng(seed);
+    const ProblemDesc d = test::random_problem_desc(rng);
+    strides.insert({d.stride_h, d.stride_w});
+    dilations.insert({d.dilation_h, d.dilation_w});
+    kernels.insert({d.kernel_h, d.kernel_w});
+    output_pads.insert({d.output_pad_h, d.output_pad_w});
+    batches.insert(d.batch);
+    input_zero_points.insert(d.input_zero_point);
+    asymmetric |= d.pad_top != d.pad_bottom || d.pad_left != d.pad_right;
+    per_channel_scale |= d.weight_scale.size() > 1;
+    per_channel_zero_point |= d.weight_zero_point.size() > 1;
+    if (d.groups == d.in_channels && d.in_channels > 1) {
+      depthwise = true;
+      multipliers.insert(d.out_channels / d.in_channels);
+    }
+    grouped |= d.groups > 1 && d.groups < d.in_channels;
+    given_multipliers |= !d.scheme.multiplier_q31.empty();
+    relu |= d.activation.kind == Activation::Kind::relu;
+    clamp |= d.activation.kind == Activation::Kind::clamp;
+  }
+  EXPECT_EQ(strides, (std::set<std::int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(dilations, (std::set<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(kernels, (std::set<std::int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(output_pads, (std::set<std::int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(multipliers, (std::set<std::int64_t>{1, 2, 3, 4}));  // groups of 1 channel, too
+  EXPECT_EQ(batches, (std::set<std::int64_t>{1, 2, 3}));
+  for (std::int32_t end : {-128, 127, 0, 255}) EXPECT_TRUE(input_zero_points.contains(end)) << end;
+  EXPECT_TRUE(asymmetric && per_channel_scale && per_channel_zero_point && depthwise && grouped &&
+              given_multipliers && relu && clamp);
 }
 
 }  // namespace
