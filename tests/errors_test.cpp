@@ -207,6 +207,19 @@ TEST(ProblemErrors, OutputSizeBelowOne) {
   EXPECT_TRUE(throws<ShapeMismatch>([&] { (void)Problem(d); }, {"output_height = 0"}));
 }
 
+// A geometry whose output would not fit the s32 extents every tensor dimension is held in.
+TEST(ProblemErrors, OutputSizeBeyondS32) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+  ProblemDesc d = valid_transposed();
+  d.in_height = d.stride_h = d.kernel_h = d.dilation_h = kMax;
+  EXPECT_TRUE(throws<ShapeMismatch>([&] { (void)Problem(d); },
+                                    {"output_height = 9223372023969873925", "must not exceed"}));
+  d = valid_conv();
+  d.in_width = d.pad_left = d.pad_right = kMax;
+  EXPECT_TRUE(throws<ShapeMismatch>([&] { (void)Problem(d); },
+                                    {"output_width = 6442450939", "must not exceed"}));
+}
+
 TEST(ProblemErrors, OutputPaddingOutOfRange) {
   ProblemDesc d = valid_transposed();  // stride 2, dilation 1: output padding 0 or 1
   d.output_pad_h = 2;
