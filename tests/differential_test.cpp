@@ -23,9 +23,12 @@
 #include "qconv/plan.hpp"
 #include "qconv/problem.hpp"
 #include "support/random_problem.hpp"
+#include "support/wrap.hpp"
 
 namespace qconv {
 namespace {
+
+using test::wrap_s32;
 
 using test::RandomCase;
 using test::RandomProblemOptions;
@@ -136,10 +139,6 @@ Accumulators naive_transposed(const RandomCase& rc, std::int64_t zx) {
         for (std::int64_t x = 0; x < ow; ++x)
           acc.at(n, o, y, x) = full.at(n, o, y + d.pad_top, x + d.pad_left);
   return acc;
-}
-
-std::int32_t wrap_s32(std::int64_t v) {
-  return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(v)));
 }
 
 // The int32 scheme by hand: accumulator plus s32 bias, wrapped like a 32-bit register; ReLU

@@ -17,18 +17,17 @@
 #include "qconv/plan.hpp"
 #include "qconv/problem.hpp"
 #include "support/expect_error.hpp"
+#include "support/wrap.hpp"
 
 namespace qconv {
 namespace {
+
+using test::wrap_s32;
 
 using test::throws;
 using test::throws_leaving_untouched;
 
 constexpr std::int64_t kLimit = std::numeric_limits<std::int32_t>::max();
-
-std::int32_t wrap_s32(std::int64_t v) {
-  return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(v)));
-}
 
 // max |x − zx| over every value of the dtype, by enumeration.
 std::int64_t max_input_offset(DType dtype, std::int64_t zx) {
