@@ -853,4 +853,447 @@ TEST(OutputSchemeEndToEnd, OneProblemPerScheme) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Randomized: OutputStage against SPEC §4 re-written here, literally and independently.
+
+namespace spec {
+
+using Int = __int128;
+
+// Every rounding decision below counts the exact ties it meets, so the test can insist that it
+// exercised them.
+std::int64_t g_ties = 0;
+
+float f32(double v) { return static_cast<float>(v); }
+// One binary32 operation: done in binary64 and rounded once, which is exactly the binary32 result
+// for +, −, ×, ÷ of binary32 operands (53 ≥ 2·24 + 2, so the double rounding is innocuous).
+float mul(float a, float b) { return f32(static_cast<double>(a) * static_cast<double>(b)); }
+float div(float a, float b) { return f32(static_cast<double>(a) / static_cast<double>(b)); }
+float add(float a, float b) { return f32(static_cast<double>(a) + static_cast<double>(b)); }
+float from_int(std::int64_t v) { return f32(static_cast<double>(v)); }  // |v| < 2^53: exact first
+
+enum class Mode { half_even, half_up, half_away };
+
+// Rounds a real held exactly in a double, deciding by its fractional part.
+double round_real(double x, Mode mode) {
+  if (!std::isfinite(x)) return x;
+  const double below = std::floor(x);
+  const double fraction = x - below;  // exact
+  if (fraction < 0.5) return below;
+  if (fraction > 0.5) return below + 1;
+  ++g_ties;
+  switch (mode) {
+    case Mode::half_even: return std::fmod(below, 2.0) == 0.0 ? below : below + 1;
+    case Mode::half_up: return below + 1;
+    case Mode::half_away: return x < 0 ? below : below + 1;
+  }
+  return below;
+}
+
+// N / 2^k rounded, by quotient and remainder.
+Int round_ratio(Int n, int k, Mode mode) {
+  if (k <= 0) return n * (Int{1} << -k);
+  if (k > 120) return 0;  // every |n| used here is below 2^100
+  const Int d = Int{1} << k;
+  Int q = n / d;
+  Int r = n - q * d;
+  if (r < 0) {
+    q -= 1;
+    r += d;
+  }  // now n = q·d + r with 0 ≤ r < d
+  if (2 * r < d) return q;
+  if (2 * r > d) return q + 1;
+  ++g_ties;
+  switch (mode) {
+    case Mode::half_even: return q % 2 == 0 ? q : q + 1;
+    case Mode::half_up: return q + 1;
+    case Mode::half_away: return n < 0 ? q : q + 1;
+  }
+  return q;
+}
+
+std::int32_t wrap32(std::int64_t v) {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(v)));
+}
+
+// (q31, e) with M = q31·2^(e − 31), q31 = M's fraction in [0.5, 1) times 2^31 rounded half away.
+struct Q31 {
+  std::int64_t q = 0;
+  int e = 0;
+};
+Q31 quantize(double m) {
+  const int e = std::ilogb(m) + 1;
+  const double scaled = std::scalbn(m, 31 - e);  // in [2^30, 2^31), exact
+  auto q = static_cast<std::int64_t>(round_real(scaled, Mode::half_away));
+  if (q == (std::int64_t{1} << 31)) return {std::int64_t{1} << 30, e + 1};
+  return {q, e};
+}
+
+struct Params {
+  SchemeKind kind = SchemeKind::int32;
+  Rounding rounding = Rounding::upward;
+  DType out = DType::s32;
+  bool relu = false;
+  double sx = 1, sw = 1, sy = 1;
+  bool per_channel = false;
+  std::int32_t zy = 0;
+  bool has_bias = false;
+  float fbias = 0;
+  std::int32_t sbias = 0;
+  bool given = false;
+  std::int32_t q31 = 0;
+  int shift = 0;
+};
+
+std::int64_t low(const Params& p) {
+  const std::int64_t lo = p.out == DType::u8 ? 0 : p.out == DType::s8 ? -128 : kMin32;
+  return p.relu ? std::max<std::int64_t>(lo, p.zy) : lo;
+}
+std::int64_t high(const Params& p) {
+  return p.out == DType::u8 ? 255 : p.out == DType::s8 ? 127 : kMax32;
+}
+
+std::int64_t clamp_real(const Params& p, double v) {
+  if (v <= static_cast<double>(low(p))) return low(p);
+  if (v >= static_cast<double>(high(p))) return high(p);
+  return static_cast<std::int64_t>(v);
+}
+std::int64_t clamp_int(const Params& p, Int v) {
+  if (v <= low(p)) return low(p);
+  if (v >= high(p)) return high(p);
+  return static_cast<std::int64_t>(v);
+}
+
+// `value` is the accumulator, or for qnn.requantize the 64-bit value minus its zero point.
+std::int64_t output(const Params& p, std::int64_t value) {
+  const std::int64_t with_bias = wrap32(value + (p.has_bias ? p.sbias : 0));
+  switch (p.kind) {
+    case SchemeKind::int32: return clamp_int(p, with_bias);
+    case SchemeKind::fbgemm: {
+      const float t = mul(f32(p.sx), f32(p.sw));
+      const float m = div(t, f32(p.sy));
+      float v = from_int(value);
+      if (p.has_bias) v = add(v, div(p.fbias, t));
+      return clamp_real(p, round_real(mul(v, m), Mode::half_even) + p.zy);
+    }
+    case SchemeKind::qnnpack: {
+      const float m = mul(mul(f32(p.sw), f32(p.sx)), div(1.0f, f32(p.sy)));
+      std::int64_t bq = 0;
+      if (p.has_bias) {
+        const float scaled = mul(p.fbias, div(1.0f, f32(p.sw * p.sx)));
+        const double r = round_real(scaled, Mode::half_even);
+        bq = r <= kMin32 ? kMin32 : r >= kMax32 ? kMax32 : static_cast<std::int64_t>(r);
+      }
+      const float v = mul(from_int(wrap32(value + bq)), m);
+      const double r = std::fabs(v) >= 0x1p31 ? kMin32 : round_real(v, Mode::half_even);
+      return clamp_real(p, r + p.zy);
+    }
+    case SchemeKind::onednn: {
+      const float rx = f32(1.0 / p.sx);
+      const float ry = f32(1.0 / p.sy);
+      const float rw = p.per_channel ? div(1.0f, f32(p.sw)) : f32(1.0 / p.sw);
+      const float bs = mul(rx, rw);
+      const float os = div(ry, bs);
+      float v = from_int(value);
+      if (p.has_bias) v = add(v, mul(p.fbias, bs));
+      v = mul(v, os);
+      if (p.relu) v = std::max(v, 0.0f);
+      return clamp_real(p, round_real(add(v, f32(p.zy)), Mode::half_even));
+    }
+    case SchemeKind::onnx: {
+      const float m = div(mul(f32(p.sx), f32(p.sw)), f32(p.sy));
+      // 32-bit × 24-bit fits the 64-bit long double significand: exact, then one rounding.
+      const auto product = static_cast<double>(static_cast<long double>(with_bias) * m);
+      return clamp_real(p, round_real(product + p.zy, Mode::half_even));
+    }
+    case SchemeKind::tvm: {
+      const Q31 fp = quantize(static_cast<double>(mul(f32(p.sx), f32(p.sw))) / p.sy);
+      const Mode mode = p.rounding == Rounding::upward ? Mode::half_up : Mode::half_away;
+      const Int r = fp.e > 40 ? (with_bias > 0   ? Int{1} << 50
+                                 : with_bias < 0 ? -(Int{1} << 50)
+                                                 : 0)
+                              : round_ratio(Int{with_bias} * fp.q, 31 - fp.e, mode);
+      return clamp_int(p, r + p.zy);
+    }
+    case SchemeKind::tvm_f32: {
+      const double m = static_cast<double>(mul(f32(p.sx), f32(p.sw))) / p.sy;
+      const float v = add(mul(from_int(with_bias), f32(m)), f32(p.zy));
+      if (p.rounding == Rounding::tonearest) return clamp_real(p, round_real(v, Mode::half_away));
+      if (v - std::floor(v) == 0.5f) ++g_ties;
+      return clamp_real(p, std::floor(add(v, 0.5f)));  // the + 0.5 rounds in binary32 too
+    }
+    case SchemeKind::tflite:
+    case SchemeKind::tflite_single: {
+      std::int64_t q = p.q31;
+      int shift = p.shift;
+      if (!p.given) {
+        const Q31 fp = quantize(p.sx * p.sw / p.sy);
+        q = fp.e < -31 ? 0 : fp.q;
+        shift = fp.e < -31 ? 0 : fp.e;
+      }
+      if (p.kind == SchemeKind::tflite_single) {
+        return clamp_int(p, round_ratio(Int{with_bias} * q, 31 - shift, Mode::half_up) + p.zy);
+      }
+      const std::int32_t x = wrap32(with_bias * (std::int64_t{1} << std::max(shift, 0)));
+      const Int high_mul =
+          (x == kMin32 && q == kMin32) ? Int{kMax32} : round_ratio(Int{x} * q, 31, Mode::half_up);
+      return clamp_int(p, round_ratio(high_mul, std::max(-shift, 0), Mode::half_away) + p.zy);
+    }
+  }
+  return 0;
+}
+
+// The multiplier the scheme applies to the accumulator, as an exact dyadic number (binary32
+// values and q31·2^k are exact in binary64). Used only to pick accumulators that land on ties.
+double effective_multiplier(const Params& p) {
+  switch (p.kind) {
+    case SchemeKind::int32: return 1.0;
+    case SchemeKind::fbgemm: return div(mul(f32(p.sx), f32(p.sw)), f32(p.sy));
+    case SchemeKind::qnnpack: return mul(mul(f32(p.sw), f32(p.sx)), div(1.0f, f32(p.sy)));
+    case SchemeKind::onednn: {
+      const float rw = p.per_channel ? div(1.0f, f32(p.sw)) : f32(1.0 / p.sw);
+      return div(f32(1.0 / p.sy), mul(f32(1.0 / p.sx), rw));
+    }
+    case SchemeKind::onnx: return div(mul(f32(p.sx), f32(p.sw)), f32(p.sy));
+    case SchemeKind::tvm_f32: return f32(static_cast<double>(mul(f32(p.sx), f32(p.sw))) / p.sy);
+    case SchemeKind::tvm: {
+      const Q31 fp = quantize(static_cast<double>(mul(f32(p.sx), f32(p.sw))) / p.sy);
+      return std::ldexp(static_cast<double>(fp.q), fp.e - 31);
+    }
+    case SchemeKind::tflite:
+    case SchemeKind::tflite_single: {
+      if (p.given) return std::ldexp(static_cast<double>(p.q31), p.shift - 31);
+      const Q31 fp = quantize(p.sx * p.sw / p.sy);
+      return std::ldexp(static_cast<double>(fp.q), fp.e - 31);
+    }
+  }
+  return 1.0;
+}
+
+// An accumulator whose product with the dyadic multiplier m = odd·2^-j is an exact half:
+// acc = (2r + 1)·2^(j − 1). Returns false when no s32 value can do that.
+bool tie_accumulator(double m, std::mt19937_64& rng, std::int32_t& acc) {
+  if (m == 0.0) return false;
+  int exponent = std::ilogb(m) - 52;
+  auto significand = static_cast<std::int64_t>(std::scalbn(m, -exponent));
+  while (significand % 2 == 0) {
+    significand /= 2;
+    ++exponent;
+  }
+  const int j = -exponent;
+  if (j < 1 || j > 31) return false;
+  const std::int64_t odd_limit = std::min<std::int64_t>((std::int64_t{1} << (32 - j)) - 1, 1 << 16);
+  const std::int64_t half = std::uniform_int_distribution<std::int64_t>(0, odd_limit / 2)(rng);
+  const std::int64_t odd = (rng() & 1 ? 1 : -1) * (2 * half + 1);
+  acc = static_cast<std::int32_t>(odd * (std::int64_t{1} << (j - 1)));
+  return true;
+}
+
+}  // namespace spec
+
+struct Variant {
+  const char* name;
+  SchemeKind kind;
+  Rounding rounding;
+  bool given;
+};
+
+class OutputSchemeRandom : public testing::TestWithParam<Variant> {};
+
+// A binary32 scale in [2^e, 2^(e+1)): half of them with a short significand (1–4 bits), so that
+// products land on exact ties often; one in eight a binary64 value that is no binary32 value.
+double random_scale(std::mt19937_64& rng, int e_lo, int e_hi) {
+  const int e = std::uniform_int_distribution<int>(e_lo, e_hi)(rng);
+  const int kind = std::uniform_int_distribution<int>(0, 7)(rng);
+  if (kind == 0) return std::ldexp(1.0 + std::uniform_real_distribution<double>(0, 1)(rng), e);
+  const int bits = kind <= 3 ? 24 : std::uniform_int_distribution<int>(1, 4)(rng);
+  const auto mantissa = std::uniform_int_distribution<std::int64_t>(
+      std::int64_t{1} << (bits - 1), (std::int64_t{1} << bits) - 1)(rng);
+  return std::ldexp(static_cast<double>(mantissa), e - bits + 1);
+}
+
+std::int64_t random_accumulator(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
+  const int kind = std::uniform_int_distribution<int>(0, 9)(rng);
+  const auto uniform = [&](std::int64_t a, std::int64_t b) {
+    return std::uniform_int_distribution<std::int64_t>(std::max(a, lo), std::min(b, hi))(rng);
+  };
+  if (kind == 0) return std::uniform_int_distribution<int>(0, 1)(rng) ? lo : hi;
+  if (kind <= 3) return uniform(lo, hi);
+  if (kind <= 6) return uniform(-(1 << 12), 1 << 12);
+  return uniform(-(1 << 22), 1 << 22);
+}
+
+TEST_P(OutputSchemeRandom, MatchesTheSpecFormula) {
+  const Variant variant = GetParam();
+  constexpr int kSets = 1000;
+  constexpr int kPerSet = 100;  // 100,000 samples
+  constexpr std::int64_t kChannels = 3;
+  std::mt19937_64 rng(0x5eed0000u + static_cast<unsigned>(variant.kind) * 16u +
+                      static_cast<unsigned>(variant.rounding) * 2u + (variant.given ? 1u : 0u));
+  const auto coin = [&](int one_in) {
+    return std::uniform_int_distribution<int>(1, one_in)(rng) == 1;
+  };
+  const bool float_bias_scheme = qconv::takes_float_bias(variant.kind);
+  spec::g_ties = 0;
+  std::int64_t mismatches = 0;
+
+  for (int set = 0; set < kSets; ++set) {
+    spec::Params p;
+    p.kind = variant.kind;
+    p.rounding = variant.rounding;
+    p.given = variant.given;
+    const DType dtypes[] = {DType::u8, DType::s8, DType::s32};
+    p.out = variant.kind == SchemeKind::int32 ? DType::s32 : dtypes[rng() % 3];
+    p.relu = coin(4);
+    p.has_bias = coin(2);
+    p.sx = random_scale(rng, -10, -2);
+    p.sy = random_scale(rng, -25, 20);  // M = sx·sw/sy spans about 2^-41 … 2^27
+    if (p.out != DType::s32) {
+      p.zy = static_cast<std::int32_t>(std::uniform_int_distribution<std::int64_t>(
+          qconv::dtype_min(p.out), qconv::dtype_max(p.out))(rng));
+    } else if (variant.kind != SchemeKind::int32) {
+      p.zy = coin(8) ? static_cast<std::int32_t>(rng())
+                     : std::uniform_int_distribution<std::int32_t>(-(1 << 20), 1 << 20)(rng);
+    }
+
+    ProblemDesc d = scheme_desc(variant.kind, p.out, p.sx, {1.0}, p.sy, p.zy, variant.rounding);
+    const bool per_channel = coin(2);
+    d.out_channels = kChannels;
+    d.weight_scale.clear();
+    for (std::int64_t o = 0; o < (per_channel ? kChannels : 1); ++o) {
+      d.weight_scale.push_back(random_scale(rng, -10, 0));
+    }
+    if (p.relu) d.activation = Activation::relu();
+    d.has_bias = p.has_bias;
+    std::vector<float> fbias(kChannels);
+    std::vector<std::int32_t> sbias(kChannels);
+    for (std::int64_t o = 0; o < kChannels; ++o) {
+      const auto i = static_cast<std::size_t>(o);
+      const double t = p.sx * d.weight_scale[per_channel ? i : 0];
+      fbias[i] =
+          coin(2)
+              ? static_cast<float>(std::uniform_int_distribution<int>(-4096, 4096)(rng)) / 16.0f *
+                    static_cast<float>(t)
+              : static_cast<float>(std::uniform_real_distribution<double>(-1, 1)(rng) * t * 0x1p20);
+      sbias[i] = coin(8) ? static_cast<std::int32_t>(rng())
+                         : std::uniform_int_distribution<std::int32_t>(-(1 << 20), 1 << 20)(rng);
+    }
+    if (variant.given) {
+      for (std::int64_t o = 0; o < (per_channel ? kChannels : 1); ++o) {
+        d.scheme.multiplier_q31.push_back(
+            coin(2)
+                ? static_cast<std::int32_t>(rng() >> 33)
+                : static_cast<std::int32_t>(std::uniform_int_distribution<int>(1, 15)(rng) << 27));
+        d.scheme.shift.push_back(std::uniform_int_distribution<int>(-31, 30)(rng));
+      }
+    }
+    BiasView bias;
+    if (p.has_bias) bias = float_bias_scheme ? float_bias(fbias) : s32_bias(sbias);
+    const OutputStage stage(d, bias);
+
+    for (int k = 0; k < kPerSet; ++k) {
+      const auto o = std::uniform_int_distribution<std::int64_t>(0, kChannels - 1)(rng);
+      const std::size_t i = per_channel ? static_cast<std::size_t>(o) : 0;
+      p.sw = d.weight_scale[i];
+      p.per_channel = per_channel;
+      p.fbias = fbias[static_cast<std::size_t>(o)];
+      p.sbias = sbias[static_cast<std::size_t>(o)];
+      if (variant.given) {
+        p.q31 = d.scheme.multiplier_q31[i];
+        p.shift = d.scheme.shift[i];
+      }
+      std::int32_t acc = 0;
+      if (!coin(2) || !spec::tie_accumulator(spec::effective_multiplier(p), rng, acc)) {
+        acc = static_cast<std::int32_t>(random_accumulator(rng, kMin32, kMax32));
+      }
+      const std::int64_t expected = spec::output(p, acc);
+      const std::int32_t got = stage.apply(acc, o);
+      if (got != expected && ++mismatches <= 5) {
+        ADD_FAILURE() << variant.name << ": acc " << acc << " channel " << o << " sx " << p.sx
+                      << " sw " << p.sw << " sy " << p.sy << " zy " << p.zy << " bias "
+                      << (p.has_bias ? (float_bias_scheme ? p.fbias : p.sbias) : 0) << " relu "
+                      << p.relu << " q31 " << p.q31 << " shift " << p.shift << ": got " << got
+                      << ", the formula gives " << expected;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0) << variant.name;
+  // The samples must have met exact ties in the rounding steps, or the test proves little.
+  // (int32 has no rounding.)
+  if (variant.kind != SchemeKind::int32) {
+    EXPECT_GE(spec::g_ties, 3000) << variant.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryScheme, OutputSchemeRandom,
+    testing::Values(
+        Variant{"int32", SchemeKind::int32, Rounding::upward, false},
+        Variant{"fbgemm", SchemeKind::fbgemm, Rounding::upward, false},
+        Variant{"qnnpack", SchemeKind::qnnpack, Rounding::upward, false},
+        Variant{"onednn", SchemeKind::onednn, Rounding::upward, false},
+        Variant{"onnx", SchemeKind::onnx, Rounding::upward, false},
+        Variant{"tvm_upward", SchemeKind::tvm, Rounding::upward, false},
+        Variant{"tvm_tonearest", SchemeKind::tvm, Rounding::tonearest, false},
+        Variant{"tvm_f32_upward", SchemeKind::tvm_f32, Rounding::upward, false},
+        Variant{"tvm_f32_tonearest", SchemeKind::tvm_f32, Rounding::tonearest, false},
+        Variant{"tflite_derived", SchemeKind::tflite, Rounding::upward, false},
+        Variant{"tflite_given", SchemeKind::tflite, Rounding::upward, true},
+        Variant{"tflite_single_derived", SchemeKind::tflite_single, Rounding::upward, false},
+        Variant{"tflite_single_given", SchemeKind::tflite_single, Rounding::upward, true}),
+    [](const testing::TestParamInfo<Variant>& info) { return std::string(info.param.name); });
+
+// qnn.requantize: the 64-bit path (value − input zero point spans 33 bits).
+TEST(OutputSchemeRandomRequantize, WideValuesMatchTheSpecFormula) {
+  std::mt19937_64 rng(0x5eedf00d);
+  const std::int64_t wide = (std::int64_t{1} << 32) - 1;
+  for (const SchemeKind kind : {SchemeKind::tvm, SchemeKind::tvm_f32}) {
+    for (const Rounding rounding : {Rounding::upward, Rounding::tonearest}) {
+      std::int64_t mismatches = 0;
+      for (int set = 0; set < 1000; ++set) {
+        spec::Params p;
+        p.kind = kind;
+        p.rounding = rounding;
+        p.out = DType::s32;
+        p.sx = random_scale(rng, -20, 20);
+        p.sy = random_scale(rng, -20, 20);
+        p.zy = std::uniform_int_distribution<std::int32_t>(-1000, 1000)(rng);
+        const std::vector<double> si{p.sx};
+        const OutputStage stage =
+            OutputStage::for_requantize(kind, rounding, si, p.sy, p.zy, DType::s32);
+        for (int k = 0; k < 100; ++k) {
+          const std::int64_t value = random_accumulator(rng, -wide, wide);
+          // The spec formula with sw = 1: si = f32(sx·1) = f32(sx), on the 64-bit value.
+          const std::int64_t expected = [&] {
+            if (kind == SchemeKind::tvm_f32) {
+              const double m = static_cast<double>(spec::f32(p.sx)) / p.sy;
+              const float v =
+                  spec::add(spec::mul(spec::from_int(value), spec::f32(m)), spec::f32(p.zy));
+              return spec::clamp_real(p, rounding == Rounding::upward
+                                             ? std::floor(spec::add(v, 0.5f))
+                                             : spec::round_real(v, spec::Mode::half_away));
+            }
+            const spec::Q31 fp = spec::quantize(static_cast<double>(spec::f32(p.sx)) / p.sy);
+            const spec::Mode mode =
+                rounding == Rounding::upward ? spec::Mode::half_up : spec::Mode::half_away;
+            const spec::Int r = fp.e > 40
+                                    ? (value > 0   ? spec::Int{1} << 50
+                                       : value < 0 ? -(spec::Int{1} << 50)
+                                                   : 0)
+                                    : spec::round_ratio(spec::Int{value} * fp.q, 31 - fp.e, mode);
+            return spec::clamp_int(p, r + p.zy);
+          }();
+          const std::int32_t got = stage.apply_wide(value, 0);
+          if (got != expected && ++mismatches <= 5) {
+            ADD_FAILURE() << qconv::to_string(kind) << " " << qconv::to_string(rounding)
+                          << ": value " << value << " si " << p.sx << " sy " << p.sy << " zy "
+                          << p.zy << ": got " << got << ", the formula gives " << expected;
+          }
+        }
+      }
+      EXPECT_EQ(mismatches, 0) << qconv::to_string(kind) << " " << qconv::to_string(rounding);
+    }
+  }
+}
+
 }  // namespace
