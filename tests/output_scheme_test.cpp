@@ -9,6 +9,14 @@
 //     binary32 operands since 53 ≥ 2·24 + 2 — and long double for the ONNX product).
 #include <gtest/gtest.h>
 
+// The reference formulas below round after every operation; with FMA available (-march=native)
+// GCC would narrow them to binary32 and fuse a multiply with the following add.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
