@@ -288,11 +288,11 @@ TEST(TtnnFace, RefusesABiasTheWeightsWereNotPreparedFor) {
   const std::vector<std::int32_t> b{5};
   const auto bias = c.call.prepare_bias(view(b, DType::s32, Layout::X, {1}));
   expect_error<qconv::PreparedMismatch>([&] { c.call.run(c.input, weights, &bias); },
-                                        {"has_bias: prepared for 0, given 1"});
+                                        {"has_bias: prepared for false, given true"});
   // And weights prepared with has_bias refuse a call without one.
   const auto biased_weights = c.call.prepare(c.weights);
   expect_error<qconv::PreparedMismatch>([&] { c.call.run(c.input, biased_weights); },
-                                        {"has_bias: prepared for 1, given 0"});
+                                        {"has_bias: prepared for true, given false"});
 }
 
 TEST(TtnnFace, ReturnsOutputDimAndPreparedObjectsOnlyWhenAsked) {
@@ -473,9 +473,9 @@ TEST(TtnnFace, RefusesEveryChangedField) {
       {"output_zero_point", [](Call& k) { k.compute_config.output_zero_point = 3; },
        "output_zero_point: prepared for 0, given 3"},
       {"activation", [](Call& k) { k.conv_config.activation = "relu"; },
-       "activation: prepared for"},
+       "activation: prepared for none, given relu"},
       {"allow_wraparound", [](Call& k) { k.conv_config.allow_wraparound = true; },
-       "allow_wraparound: prepared for 0, given 1"},
+       "allow_wraparound: prepared for false, given true"},
   };
   for (const Change& change : changes) {
     SCOPED_TRACE(change.name);

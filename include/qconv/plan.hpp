@@ -44,8 +44,8 @@ struct PrepareOptions {
 };
 
 struct RunOptions {
-  int threads = 1;                               // 0 = all hardware threads
-  std::optional<std::int32_t> input_zero_point;  // overrides the prepared one for this call
+  int threads = 1;                                 // 0 = all hardware threads
+  std::optional<std::int32_t> input_zero_point{};  // overrides the prepared one for this call
 };
 
 class Plan {

@@ -38,8 +38,8 @@ struct OutputScheme {
   Rounding rounding = Rounding::upward;  // tvm, tvm_f32
   // tflite, tflite_single: when non-empty, these per-channel (or single) fixed-point multipliers
   // and shifts are used as given instead of being derived from the scales (CMSIS-NN, TFLite files).
-  std::vector<std::int32_t> multiplier_q31;
-  std::vector<std::int32_t> shift;
+  std::vector<std::int32_t> multiplier_q31{};
+  std::vector<std::int32_t> shift{};
 };
 
 // A fused activation. Clamp bounds are real values, quantized with the scheme's own rounding and
@@ -54,5 +54,7 @@ struct Activation {
   static Activation relu() { return {Kind::relu, 0.0, 0.0}; }
   static Activation clamp(double lo, double hi) { return {Kind::clamp, lo, hi}; }
 };
+
+std::string_view to_string(Activation::Kind kind);  // "none", "relu", "clamp"
 
 }  // namespace qconv

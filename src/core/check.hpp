@@ -13,6 +13,7 @@ template <class V>
 std::string describe_value(const V& value) {
   std::ostringstream out;
   out.precision(17);
+  out << std::boolalpha;
   out << value;
   return out.str();
 }

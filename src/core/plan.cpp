@@ -51,8 +51,9 @@ void check_accumulator_bound(const Problem& p, std::int64_t max_abs_weight_sum,
        << " (input_zero_point " << input_zero_point
        << ") and max over channels of sum|w - zw| = " << max_abs_weight_sum
        << ", the accumulator can reach " << mx * max_abs_weight_sum
-       << " > 2^31 - 1; the bound K*max|x-zx|*max|w-zw| <= 2^31 - 1 is broken. Set "
-          "allow_wraparound to accept two's-complement wrap-around";
+       << " > 2^31 - 1 (the rule: max|x - zx| * max_o sum_k |w[o,k] - zw[o]| <= 2^31 - 1, "
+          "which K*max|x-zx|*max|w-zw| bounds). Set allow_wraparound to accept "
+          "two's-complement wrap-around";
   fail<OverflowRisk>("accumulator", "K = " + std::to_string(p.reduction_size()), rule.str());
 }
 
@@ -197,8 +198,8 @@ void detail::require_same_problem(const ProblemDesc& a, const ProblemDesc& b,
   compare_field("scheme.multiplier_q31", join(a.scheme.multiplier_q31),
                 join(b.scheme.multiplier_q31));
   compare_field("scheme.shift", join(a.scheme.shift), join(b.scheme.shift));
-  compare_field("activation", static_cast<int>(a.activation.kind),
-                static_cast<int>(b.activation.kind));
+  compare_field("activation", std::string(to_string(a.activation.kind)),
+                std::string(to_string(b.activation.kind)));
   compare_field("activation.min", a.activation.min, b.activation.min);
   compare_field("activation.max", a.activation.max, b.activation.max);
   compare_field("has_bias", a.has_bias, b.has_bias);

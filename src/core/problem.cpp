@@ -81,6 +81,7 @@ std::int64_t output_extent(const ProblemDesc& d, std::int64_t in, std::int64_t k
     out = s * (in - 1) + span - pad_begin - pad_end + out_pad;
     rule = "stride*(in-1) + (k-1)*dilation + 1 - padding + output_padding must be at least 1";
   }
+  if (out > kMaxSize) rule = "an output extent must not exceed 2^31 - 1";
   require<ShapeMismatch>(out >= 1 && out <= kMaxSize, "output_" + std::string(axis), out, rule);
   return out;
 }

@@ -48,6 +48,14 @@ Rounding parse_rounding(std::string_view name, std::string_view field) {
   detail::fail(field, name, "rounding is UPWARD or TONEAREST");
 }
 
+std::string_view to_string(Activation::Kind kind) {
+  switch (kind) {
+    case Activation::Kind::relu: return "relu";
+    case Activation::Kind::clamp: return "clamp";
+    default: return "none";
+  }
+}
+
 bool takes_float_bias(SchemeKind kind) {
   return kind == SchemeKind::fbgemm || kind == SchemeKind::qnnpack || kind == SchemeKind::onednn;
 }

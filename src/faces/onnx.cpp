@@ -3,6 +3,7 @@
 // into explicit (top, bottom, left, right) padding; everything else is the Problem's to check.
 #include "qconv/faces/onnx.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "core/check.hpp"
@@ -129,7 +130,8 @@ void require_kernel_shape(const ConvAttributes& a, const ConstTensorView& w) {
                          "must equal w's spatial shape " + to_string(from_w));
 }
 
-// Everything but padding and the output scheme: geometry from x and w, attributes, zero points.
+// Everything but padding: geometry from x and w, attributes and zero points, with the integer
+// operators' int32 scheme (QLinearConv replaces it with its own).
 ProblemDesc describe(OpKind op, const ConstTensorView& x, const ConstTensorView& w,
                      std::int32_t x_zero_point, const std::vector<std::int32_t>& w_zero_point,
                      const ConvAttributes& a) {

@@ -67,8 +67,8 @@ void set_data_geometry(ProblemDesc& desc, const ConstTensorView& data) {
   desc.input_layout = data.layout();
 }
 
+// groups >= 1 is checked first, before anything divides by it.
 void require_groups(std::int64_t groups, std::int64_t in_channels, std::int64_t out_channels) {
-  require(groups >= 1, "groups", groups, "must be at least 1");
   require(in_channels % groups == 0, "groups", groups,
           "must divide the data's channels = " + std::to_string(in_channels));
   require(out_channels % groups == 0, "groups", groups,
@@ -125,46 +125,42 @@ KernelDims conv_kernel_dims(const ConstTensorView& kernel, std::int64_t groups,
   }
 }
 
-// Sets everything the two convolutions share: geometry from the data, attributes, quantization.
-struct ConvArgs {
-  std::span<const std::int64_t> strides, padding, dilation;
-  std::int32_t input_zero_point;
-  const ZeroPoints& kernel_zero_point;
-  double input_scale;
-  const Scales& kernel_scale;
-  bool allow_wraparound;
-};
-
+// Geometry and attributes the two convolutions share; quantization is set by set_quantization.
+template <class Attrs>
 ProblemDesc describe(OpKind op, const ConstTensorView& data, const ConstTensorView& weight,
-                     const KernelDims& k, std::int64_t groups, Layout out_layout,
-                     const ConvArgs& args) {
+                     const KernelDims& k, Layout out_layout, const Attrs& attrs) {
   ProblemDesc desc;
   desc.op = op;
   set_data_geometry(desc, data);
   desc.out_channels = k.out_channels;
-  desc.groups = groups;
+  desc.groups = attrs.groups;
   desc.kernel_h = k.kh;
   desc.kernel_w = k.kw;
-  const auto [sh, sw] = detail::pair_from(args.strides, "strides", 1);
-  const auto [dh, dw] = detail::pair_from(args.dilation, "dilation", 1);
+  const auto [sh, sw] = detail::pair_from(attrs.strides, "strides", 1);
+  const auto [dh, dw] = detail::pair_from(attrs.dilation, "dilation", 1);
   desc.stride_h = sh;
   desc.stride_w = sw;
   desc.dilation_h = dh;
   desc.dilation_w = dw;
   detail::set_padding(
       desc,
-      detail::padding_from(args.padding, detail::PaddingOrder::top_left_bottom_right, "padding"));
+      detail::padding_from(attrs.padding, detail::PaddingOrder::top_left_bottom_right, "padding"));
   desc.weight_dtype = weight.dtype();
   desc.weight_layout = weight.layout();
   desc.output_dtype = DType::s32;
   desc.output_layout = out_layout;
-  desc.input_scale = args.input_scale;
-  desc.input_zero_point = args.input_zero_point;
-  desc.weight_scale = args.kernel_scale;
-  desc.weight_zero_point = args.kernel_zero_point;
   desc.scheme.kind = SchemeKind::int32;  // scales are metadata: the output is the accumulator
-  desc.allow_wraparound = args.allow_wraparound;
+  desc.allow_wraparound = attrs.allow_wraparound;
   return desc;
+}
+
+void set_quantization(ProblemDesc& desc, std::int32_t input_zero_point,
+                      const ZeroPoints& kernel_zero_point, double input_scale,
+                      const Scales& kernel_scale) {
+  desc.input_scale = input_scale;
+  desc.input_zero_point = input_zero_point;
+  desc.weight_scale = kernel_scale;
+  desc.weight_zero_point = kernel_zero_point;
 }
 
 // ---- requantize ----
@@ -225,10 +221,9 @@ Tensor conv2d(ConstTensorView data, ConstTensorView kernel, std::int32_t input_z
   require_groups(attrs.groups, in_channels, channels);
   require_input_channels(k, attrs.groups, in_channels, kernel, "kernel");
 
-  const ConvArgs args{attrs.strides,     attrs.padding, attrs.dilation, input_zero_point,
-                      kernel_zero_point, input_scale,   kernel_scale,   attrs.allow_wraparound};
-  const Problem problem(describe(OpKind::conv2d, data, kernel, k, attrs.groups, out_layout, args));
-  return detail::run_once(problem, kernel, data, {}, attrs.threads);
+  ProblemDesc desc = describe(OpKind::conv2d, data, kernel, k, out_layout, attrs);
+  set_quantization(desc, input_zero_point, kernel_zero_point, input_scale, kernel_scale);
+  return detail::run_once(Problem(std::move(desc)), kernel, data, {}, attrs.threads);
 }
 
 Tensor conv2d_transpose(ConstTensorView data, ConstTensorView weight, std::int32_t input_zero_point,
@@ -264,10 +259,8 @@ Tensor conv2d_transpose(ConstTensorView data, ConstTensorView weight, std::int32
     require_input_channels(k, attrs.groups, in_channels, weight, "weight");
   }
 
-  const ConvArgs args{attrs.strides,     attrs.padding, attrs.dilation, input_zero_point,
-                      kernel_zero_point, input_scale,   kernel_scale,   attrs.allow_wraparound};
-  ProblemDesc desc =
-      describe(OpKind::conv2d_transpose, data, weight, k, attrs.groups, out_layout, args);
+  ProblemDesc desc = describe(OpKind::conv2d_transpose, data, weight, k, out_layout, attrs);
+  set_quantization(desc, input_zero_point, kernel_zero_point, input_scale, kernel_scale);
   const auto [oph, opw] = detail::pair_from(attrs.output_padding, "output_padding", 0);
   desc.output_pad_h = oph;
   desc.output_pad_w = opw;

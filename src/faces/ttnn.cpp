@@ -140,9 +140,10 @@ Conv2dResult run_prepared(ConstTensorView input_tensor, const PreparedWeights& w
   // The weights' own format and quantization are what this call uses: they cannot differ.
   const ProblemDesc call = problem_desc(geometry, weight_format_of(plan.problem()), bias != nullptr,
                                         conv_config, compute_config);
-  // Compared as plain descriptions before the call's Problem is built, so that a changed field is
-  // reported as the mismatch it is (a changed out_channels would otherwise first fail the
-  // per-channel weight scales' length rule).
+  // The call is compared as a plain description (what Plan::require_compatible compares), never
+  // built into a Problem of its own: a changed field is then reported as the mismatch it is,
+  // where building it could first fail another rule (a changed out_channels against per-channel
+  // weight scales). When nothing differs, the prepared Problem is the call's.
   detail::require_same_problem(plan.problem().desc(), call, "weights");
   if (bias != nullptr) {
     detail::require_same_problem(

@@ -2,6 +2,15 @@
 // as a float operation and f64(·) as a double operation; comments name the spec's symbols.
 #include "output/output_stage.hpp"
 
+// Every float operation below must round on its own. Built for a CPU with FMA (-march=native),
+// GCC would otherwise fuse `x * m + zy` (onnx, tvm_f32, onednn) into one rounding, even across
+// statements, and silently change tie results.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -34,9 +43,11 @@ void require_multiplier(double v, std::string_view what, std::int64_t o) {
           "check input_scale, weight_scale and output_scale");
 }
 
-void require_finite(double v, std::string_view what, std::int64_t o) {
-  require(std::isfinite(v), channel_field(what, o), v,
-          "the bias divided by the scales is not finite in the scheme's precision");
+// A float bias is data: NaN or an infinity in it has no meaning in any formula. A finite bias whose
+// scaled value overflows binary32 is not refused: the formula then gives ±infinity, which the
+// output clamp turns into the low or high bound (qnnpack: clamp_s32), as SPEC §4 writes it.
+void require_finite_bias(double b, std::int64_t o) {
+  require(std::isfinite(b), channel_field("bias", o), b, "a float bias must be finite");
 }
 
 // Rounds a real clamp bound the way the scheme rounds its outputs.
@@ -51,9 +62,27 @@ double round_like(SchemeKind kind, Rounding rounding, double v) {
   }
 }
 
+// The schemes whose output is round(v + zy) rather than round(v) + zy. With an odd zero point the
+// two differ on ties (rne, away), so the clamp bounds must follow the scheme here too.
+bool adds_zero_point_before_rounding(SchemeKind kind) {
+  return kind == SchemeKind::onnx || kind == SchemeKind::onednn || kind == SchemeKind::tvm_f32;
+}
+
+// A real clamp bound a becomes Q(a), the output the scheme gives for the real value a. Q is
+// monotone, so clamping Q(v) to [Q(a), Q(b)] equals quantizing clamp(v, a, b) — what a fused clamp
+// means. TFLite (CalculateActivationRangeQuantized) divides in binary32: zy + round(f32(f32(a) /
+// f32(sy))); the other schemes have no fused clamp of their own and divide in binary64.
 std::int64_t quantize_bound(const ProblemDesc& d, double real) {
-  const double q = round_like(d.scheme.kind, d.scheme.rounding, real / d.output_scale);
-  const double limit = 0x1p62;
+  const SchemeKind kind = d.scheme.kind;
+  const bool tflite = kind == SchemeKind::tflite || kind == SchemeKind::tflite_single;
+  const double scaled =
+      tflite ? static_cast<double>(f32(real) / f32(d.output_scale)) : real / d.output_scale;
+  const double limit = 0x1p62;  // beyond every output range, and safe to convert
+  if (adds_zero_point_before_rounding(kind)) {
+    const double q = round_like(kind, d.scheme.rounding, scaled + d.output_zero_point);
+    return static_cast<std::int64_t>(std::clamp(q, -limit, limit));
+  }
+  const double q = round_like(kind, d.scheme.rounding, scaled);
   return static_cast<std::int64_t>(std::clamp(q, -limit, limit)) + d.output_zero_point;
 }
 
@@ -68,7 +97,8 @@ FixedPointMultiplier tflite_multiplier(const ProblemDesc& d, std::int64_t o, dou
   if (fpm.exponent < -31)
     return {};  // TFLite: too small to represent, the output is the zero point
   require(fpm.exponent <= 30, channel_field("output_multiplier", o), m,
-          "the TFLite schemes need input_scale * weight_scale / output_scale < 2^30");
+          "the TFLite schemes need a shift of at most 30, i.e. input_scale * weight_scale / "
+          "output_scale below 2^30 once rounded to Q31");
   return fpm;
 }
 
@@ -109,17 +139,21 @@ OutputStage::OutputStage(const ProblemDesc& d, BiasView bias)
         require_multiplier(t, "input_scale*weight_scale", o);
         c.scale_f32 = t / f32(sy);  // m = f32(t / sy)
         require_multiplier(c.scale_f32, "output_multiplier", o);
+        require_finite_bias(b, o);
         c.bias_f32 = f32(b) / t;  // f32(b[o] / t)
-        require_finite(c.bias_f32, "bias", o);
         break;
       }
       case SchemeKind::qnnpack: {
         c.scale_f32 = (f32(sw) * f32(sx)) * (1.0f / f32(sy));
         require_multiplier(c.scale_f32, "output_multiplier", o);
+        if (!d.has_bias && !bias.present()) break;  // no bias: bq = 0
+        require_finite_bias(b, o);
         const float inverse = 1.0f / f32(sw * sx);  // f32(1.0f / f32(f64(sw)·f64(sx)))
-        require_finite(inverse, "1/(weight_scale*input_scale)", o);
-        const float scaled = f32(b) * inverse;
-        require_finite(scaled, "bias", o);
+        // An infinite reciprocal would turn a zero bias into NaN: the formula has no value then.
+        require(std::isfinite(inverse), channel_field("1/(weight_scale*input_scale)", o), inverse,
+                "the bias scale's reciprocal overflows binary32; the qnnpack scheme cannot "
+                "quantize a bias with these scales");
+        const float scaled = f32(b) * inverse;  // may be ±inf: clamp_s32 saturates it
         c.bias_s32 = static_cast<std::int32_t>(clamp_to(
             static_cast<double>(round_half_even(scaled)), std::numeric_limits<std::int32_t>::min(),
             std::numeric_limits<std::int32_t>::max()));
@@ -133,8 +167,8 @@ OutputStage::OutputStage(const ProblemDesc& d, BiasView bias)
         require_multiplier(bs, "1/(input_scale*weight_scale)", o);
         c.scale_f32 = ry / bs;  // os
         require_multiplier(c.scale_f32, "output_multiplier", o);
+        require_finite_bias(b, o);
         c.bias_f32 = f32(b) * bs;  // bb
-        require_finite(c.bias_f32, "bias", o);
         break;
       }
       case SchemeKind::onnx:
@@ -215,7 +249,9 @@ std::int32_t OutputStage::apply_wide(std::int64_t a, std::int64_t o) const {
   if (t > 100) return finish(0);  // |p| < 2^95 < 2^(T−1): the rounded quotient is 0
   const __int128 half = static_cast<__int128>(1) << (t - 1);
   const __int128 nudge = (rounding_ == Rounding::upward || p >= 0) ? half : half - 1;
-  return finish(static_cast<std::int64_t>((p + nudge) >> t));
+  // |value| < 2^33 and M < 2^33 bound the quotient by 2^66: saturate before narrowing to 64 bits.
+  const __int128 limit = static_cast<__int128>(1) << 40;
+  return finish(static_cast<std::int64_t>(std::clamp((p + nudge) >> t, -limit, limit)));
 }
 
 std::int32_t OutputStage::apply(std::int32_t acc, std::int64_t o) const {

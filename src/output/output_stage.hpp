@@ -17,7 +17,7 @@ namespace qconv::detail {
 struct ChannelConstants {
   std::int32_t bias_s32 =
       0;                   // int32, onnx, tvm, tvm_f32, tflite(_single): the s32 bias; qnnpack: bq
-  float bias_f32 = 0.0f;   // fbgemm: f32(b / t); onednn: bb = f32(b · bs)
+  float bias_f32 = 0.0f;   // fbgemm: f32(b / t); onednn: bb = f32(b · bs); ±inf saturates
   float scale_f32 = 0.0f;  // fbgemm, qnnpack, onnx: m; onednn: os; tvm_f32: f32(M)
   std::int32_t q31 = 0;    // tvm, tflite, tflite_single: the Q31 multiplier
   int shift = 0;           // tvm: frexp exponent e; tflite, tflite_single: the shift
@@ -26,7 +26,8 @@ struct ChannelConstants {
 class OutputStage {
  public:
   // Derives the constants of every output channel. Throws InvalidArgument when a derived constant
-  // is not finite or out of its range, or when the clamp range is empty after quantization.
+  // is not finite or out of its range, when a float bias value is NaN or infinite, or when the
+  // clamp range is empty after quantization.
   // The bias must already have been checked for kind and length.
   OutputStage(const ProblemDesc& desc, BiasView bias);
 

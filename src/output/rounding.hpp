@@ -16,8 +16,12 @@ inline double round_half_even(double v) { return std::nearbyint(v); }
 inline double round_half_away(double v) { return std::round(v); }
 inline float round_half_away(float v) { return std::round(v); }
 
-// Round half toward +infinity.
-inline double round_half_up(double v) { return std::floor(v + 0.5); }
+// Round half toward +infinity. Not floor(v + 0.5): that sum is itself rounded, so the largest
+// double below 0.5 would come out as 1. The fraction v − floor(v) is exact for every double.
+inline double round_half_up(double v) {
+  const double below = std::floor(v);
+  return v - below >= 0.5 ? below + 1.0 : below;
+}
 
 // Two's-complement wrap of an exact integer into s32 (what a 32-bit accumulator register holds).
 inline std::int32_t wrap_s32(std::int64_t v) {
@@ -36,8 +40,11 @@ inline std::int64_t clamp_to(std::int64_t v, std::int64_t lo, std::int64_t hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }
 
-// gemmlowp / TFLite SaturatingRoundingDoublingHighMul: (a·b·2 + 2^31 rounding) >> 32, rounding
-// half away from zero, with the single overflow case INT32_MIN·INT32_MIN saturated.
+// gemmlowp / TFLite SaturatingRoundingDoublingHighMul: a·b / 2^31 rounded to nearest, written as
+// gemmlowp writes it (a nudge of 2^30 or 1 − 2^30, then a division that truncates toward zero).
+// That makes ties round toward +infinity for either sign — −0.5 gives 0, not −1 — which is what
+// ARM's VQRDMULH computes; it is not "half away from zero". The one overflow case,
+// INT32_MIN·INT32_MIN, saturates to INT32_MAX.
 inline std::int32_t saturating_rounding_doubling_high_mul(std::int32_t a, std::int32_t b) {
   if (a == b && a == std::numeric_limits<std::int32_t>::min()) {
     return std::numeric_limits<std::int32_t>::max();

@@ -18,7 +18,7 @@ namespace qconv::functional {
 // A quantized tensor as PyTorch holds one: integer values with a scale and a zero point, per
 // tensor (one value each) or per channel along `axis` (one per index of that axis).
 struct QTensor {
-  ConstTensorView values;
+  ConstTensorView values{};
   std::vector<double> scale{1.0};
   std::vector<std::int32_t> zero_point{0};
   std::int64_t axis = 0;  // per-channel only
@@ -26,7 +26,7 @@ struct QTensor {
 
 // The owning result: values in NCHW with the requested scale and zero point.
 struct QuantizedTensor {
-  Tensor values;
+  Tensor values{};
   double scale = 1.0;
   std::int32_t zero_point = 0;
 };

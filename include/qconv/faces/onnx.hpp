@@ -16,24 +16,24 @@ namespace qconv::onnx {
 
 struct ConvAttributes {
   std::string auto_pad = "NOTSET";
-  std::vector<std::int64_t> dilations;     // empty: all 1
+  std::vector<std::int64_t> dilations{};  // empty: all 1
   std::int64_t group = 1;
-  std::vector<std::int64_t> kernel_shape;  // empty: taken from w; else must agree
-  std::vector<std::int64_t> pads;          // empty: all 0
-  std::vector<std::int64_t> strides;       // empty: all 1
+  std::vector<std::int64_t> kernel_shape{};  // empty: taken from w; else must agree
+  std::vector<std::int64_t> pads{};          // empty: all 0
+  std::vector<std::int64_t> strides{};       // empty: all 1
   int threads = 1;
 };
 
 struct ConvTransposeAttributes : ConvAttributes {
-  std::vector<std::int64_t> output_padding;  // empty: all 0
-  std::vector<std::int64_t> output_shape;    // when given, pads are derived from it (ONNX rules)
+  std::vector<std::int64_t> output_padding{};  // empty: all 0
+  std::vector<std::int64_t> output_shape{};    // when given, pads are derived from it (ONNX rules)
 };
 
 // y = QLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B):
 // scheme onnx. The output dtype is y_zero_point's: `y_dtype` (uint8 by default, as in ONNX).
 // w_scale / w_zero_point hold one value or one per output channel.
-Tensor qlinear_conv(ConstTensorView x, double x_scale, std::int32_t x_zero_point,
-                    ConstTensorView w, const std::vector<double>& w_scale,
+Tensor qlinear_conv(ConstTensorView x, double x_scale, std::int32_t x_zero_point, ConstTensorView w,
+                    const std::vector<double>& w_scale,
                     const std::vector<std::int32_t>& w_zero_point, double y_scale,
                     std::int32_t y_zero_point, std::optional<std::span<const std::int32_t>> B = {},
                     const ConvAttributes& attributes = {}, DType y_dtype = DType::u8);

@@ -42,8 +42,8 @@ struct Conv2DTransposeAttrs {
   std::vector<std::int64_t> padding{0, 0};  // (top, left, bottom, right) when 4 values
   std::vector<std::int64_t> dilation{1, 1};
   std::int64_t groups = 1;
-  std::int64_t channels = 0;                   // 0: taken from the weight; else must agree
-  std::vector<std::int64_t> kernel_size;       // empty: taken from the weight; else must agree
+  std::int64_t channels = 0;                // 0: taken from the weight; else must agree
+  std::vector<std::int64_t> kernel_size{};  // empty: taken from the weight; else must agree
   std::string data_layout = "NCHW";
   std::string kernel_layout = "IOHW";  // IOHW ([C_in, C_out/groups, kh, kw]) or OIHW
   std::string out_layout = "";
@@ -53,10 +53,9 @@ struct Conv2DTransposeAttrs {
   int threads = 1;
 };
 
-Tensor conv2d_transpose(ConstTensorView data, ConstTensorView weight,
-                        std::int32_t input_zero_point, const ZeroPoints& kernel_zero_point,
-                        double input_scale, const Scales& kernel_scale,
-                        const Conv2DTransposeAttrs& attrs = {});
+Tensor conv2d_transpose(ConstTensorView data, ConstTensorView weight, std::int32_t input_zero_point,
+                        const ZeroPoints& kernel_zero_point, double input_scale,
+                        const Scales& kernel_scale, const Conv2DTransposeAttrs& attrs = {});
 
 struct RequantizeAttrs {
   std::int64_t axis = -1;               // the channel axis of per-channel input scales

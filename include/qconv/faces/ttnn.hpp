@@ -22,32 +22,33 @@ namespace qconv::ttnn {
 
 // What the caller may steer (ttnn's Conv2dConfig).
 struct Conv2dConfig {
-  std::string activation = "";                      // "", "relu" or "clamp"
-  std::pair<double, double> clamp{0.0, 0.0};        // real bounds, activation "clamp" only
-  std::string input_dtype = "uint8";                // uint8 or int8
-  std::string output_layout = "NHWC";               // NHWC or NCHW
-  std::string dtype = "uint8";                      // output dtype: uint8, int8 or int32
-  int threads = 1;                                  // 0 = all hardware threads
-  std::string algorithm = "auto";                   // engine hint: "auto" or an engine name
-  std::optional<std::int32_t> input_zero_point;     // per-call override (conv2d only)
+  std::string activation = "";                     // "", "relu" or "clamp"
+  std::pair<double, double> clamp{0.0, 0.0};       // real bounds, activation "clamp" only
+  std::string input_dtype = "uint8";               // uint8 or int8
+  std::string output_layout = "NHWC";              // NHWC or NCHW
+  std::string dtype = "uint8";                     // output dtype: uint8, int8 or int32
+  int threads = 1;                                 // 0 = all hardware threads
+  std::string algorithm = "auto";                  // engine hint: "auto" or an engine name
+  std::optional<std::int32_t> input_zero_point{};  // per-call override (conv2d only)
   bool allow_wraparound = false;
 };
 
 // The output scheme and the activation quantization (ttnn's compute_config).
 struct ComputeConfig {
-  std::string scheme = "fbgemm";  // int32, fbgemm, qnnpack, onednn, onnx, tvm, tvm_f32, tflite, tflite_single
+  std::string scheme =
+      "fbgemm";  // int32, fbgemm, qnnpack, onednn, onnx, tvm, tvm_f32, tflite, tflite_single
   std::string rounding = "UPWARD";  // tvm, tvm_f32
   double input_scale = 1.0;
   std::int32_t input_zero_point = 0;
   double output_scale = 1.0;
   std::int32_t output_zero_point = 0;
-  std::vector<std::int32_t> multiplier_q31;  // tflite schemes: given per-channel multipliers
-  std::vector<std::int32_t> shift;
+  std::vector<std::int32_t> multiplier_q31{};  // tflite schemes: given per-channel multipliers
+  std::vector<std::int32_t> shift{};
 };
 
 // Quantized weights: values in `weights_format` with one scale / zero point or one per channel.
 struct QuantizedWeights {
-  ConstTensorView values;
+  ConstTensorView values{};
   std::vector<double> scale{1.0};
   std::vector<std::int32_t> zero_point{0};
 };
@@ -75,17 +76,14 @@ class PreparedBias {
   std::vector<float> f32_;
 };
 
-PreparedWeights prepare_conv_weights(const QuantizedWeights& weight_tensor,
-                                     const std::string& input_layout,
-                                     const std::string& weights_format, std::int64_t in_channels,
-                                     std::int64_t out_channels, std::int64_t batch_size,
-                                     std::int64_t input_height, std::int64_t input_width,
-                                     std::array<std::int64_t, 2> kernel_size,
-                                     std::array<std::int64_t, 2> stride,
-                                     const std::vector<std::int64_t>& padding,
-                                     std::array<std::int64_t, 2> dilation, bool has_bias,
-                                     std::int64_t groups, const Conv2dConfig& conv_config = {},
-                                     const ComputeConfig& compute_config = {});
+PreparedWeights prepare_conv_weights(
+    const QuantizedWeights& weight_tensor, const std::string& input_layout,
+    const std::string& weights_format, std::int64_t in_channels, std::int64_t out_channels,
+    std::int64_t batch_size, std::int64_t input_height, std::int64_t input_width,
+    std::array<std::int64_t, 2> kernel_size, std::array<std::int64_t, 2> stride,
+    const std::vector<std::int64_t>& padding, std::array<std::int64_t, 2> dilation, bool has_bias,
+    std::int64_t groups, const Conv2dConfig& conv_config = {},
+    const ComputeConfig& compute_config = {});
 
 // `bias_tensor`: out_channels values, s32 or f32 (layout X) as compute_config.scheme takes.
 PreparedBias prepare_conv_bias(ConstTensorView bias_tensor, const std::string& input_layout,
@@ -99,10 +97,10 @@ PreparedBias prepare_conv_bias(ConstTensorView bias_tensor, const std::string& i
                                const ComputeConfig& compute_config = {});
 
 struct Conv2dResult {
-  Tensor output;
+  Tensor output{};
   std::optional<std::array<std::int64_t, 2>> output_dim;  // [out_height, out_width]
-  std::optional<PreparedWeights> weights;                  // return_weights_and_bias
-  std::optional<PreparedBias> bias;
+  std::optional<PreparedWeights> weights{};               // return_weights_and_bias
+  std::optional<PreparedBias> bias{};
 };
 
 // Runs prepared weights; every geometry argument is checked against what they were prepared for.

@@ -1,0 +1,15 @@
+# qconv-bench runs end to end on one small layer (verified against the reference engine, JSON
+# written), and a bad option is refused with exit status 2.
+if(TARGET qconv-bench)
+  set(expect_exit ${CMAKE_CURRENT_LIST_DIR}/bench/expect_exit.cmake)
+  set(smoke_json ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke.json)
+  add_test(NAME bench_smoke
+    COMMAND ${CMAKE_COMMAND} -DEXPECT=0 -DEXPECT_FILE=${smoke_json}
+            "-DEXPECT_FILE_REGEX=\"layer\": \"l1.1x1a\".*\"verified\": \"exact\""
+            -P ${expect_exit} --
+            $<TARGET_FILE:qconv-bench> --network resnet50 --layers l1.1x1a --repeat 1
+            --json ${smoke_json})
+  add_test(NAME bench_bad_option
+    COMMAND ${CMAKE_COMMAND} -DEXPECT=2 -P ${expect_exit} -- $<TARGET_FILE:qconv-bench> --bogus)
+  set_tests_properties(bench_smoke bench_bad_option PROPERTIES LABELS bench TIMEOUT 60)
+endif()

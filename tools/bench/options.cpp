@@ -1,0 +1,142 @@
+#include "options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <map>
+
+namespace qconv::bench {
+
+namespace {
+
+template <class T>
+T parse_number(std::string_view option, std::string_view text) {
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end) {
+    throw UsageError(std::string(option) + " = '" + std::string(text) + "': not a number");
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(value)) {
+      throw UsageError(std::string(option) + " = '" + std::string(text) + "': not finite");
+    }
+  }
+  return value;
+}
+
+template <class T>
+T parse_at_least(std::string_view option, std::string_view text, T minimum) {
+  const T value = parse_number<T>(option, text);
+  if (value < minimum) {
+    throw UsageError(std::string(option) + " = " + std::string(text) + ": must be at least " +
+                     std::to_string(minimum));
+  }
+  return value;
+}
+
+std::vector<std::string> split_commas(std::string_view option, std::string_view text) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', begin);
+    const std::string_view part = text.substr(begin, comma - begin);
+    if (part.empty()) throw UsageError(std::string(option) + ": an empty layer name");
+    parts.emplace_back(part);
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+std::string usage() {
+  return R"(Usage: qconv-bench [options]
+
+Times the convolution layers of a network through qconv (Plan::prepare with the chosen engine,
+"auto" by default), verifies every layer bit for bit against the reference engine, and prints
+time, GOPS and the share of the VNNI peak (128 MACs per cycle per core) per layer, with a
+count-weighted total per network.
+
+Problem: u8 NHWC input (zero point 5), s8 weights (OHWI; IOHW for transposed layers) with
+symmetric per-channel scales, float bias, output scheme fbgemm (PyTorch's fbgemm/x86 engines) to
+u8 NHWC (zero point 128). Inputs, weights and scales are random from a fixed seed.
+
+Options:
+  --network NAME      a network of the table, or "all" (default: resnet50)
+  --layers A,B,...    only these layers (exact names as --list shows them)
+  --batch N           images per run (default: 1)
+  --threads N         threads per run, 0 = all hardware threads (default: 1)
+  --repeat N          exactly N timed runs per layer, after one warm-up run
+  --min-time-ms T     repeat timed runs until they add up to T ms (at most 1000 runs)
+                      (default without either: at least 1 run and 500 ms; so a layer that
+                      takes over half a second is timed once)
+  --verify            check every layer against the reference engine (default)
+  --no-verify         skip that check
+  --verify-max-macs M layers above M MACs are verified on a smaller input height and width
+                      with the same channels, kernel, stride and padding (default: 20000000)
+  --engine NAME       engine for Plan::prepare: "auto" (default), "reference", or an engine name
+  --clock-ghz F       core clock for the peak share (default: measured by a dependent-add loop)
+  --json FILE         also write one JSON record per layer to FILE
+  --list              list the layers of the table (of --network when given) and exit
+  --help              show this text and exit
+
+Exit status: 0 success, 1 a layer differs from the reference engine (or another failure),
+2 a bad command line.
+)";
+}
+
+Options parse_options(std::span<const std::string_view> args) {
+  Options options;
+  using Handler = std::function<void(std::string_view option, std::string_view value)>;
+  const std::map<std::string_view, Handler, std::less<>> with_value = {
+      {"--network",
+       [&](auto, auto v) {
+         options.network = std::string(v);
+         options.network_given = true;
+       }},
+      {"--layers", [&](auto o, auto v) { options.layers = split_commas(o, v); }},
+      {"--batch", [&](auto o, auto v) { options.batch = parse_at_least<std::int64_t>(o, v, 1); }},
+      {"--threads", [&](auto o, auto v) { options.threads = parse_at_least<int>(o, v, 0); }},
+      {"--repeat", [&](auto o, auto v) { options.repeat = parse_at_least<int>(o, v, 1); }},
+      {"--min-time-ms", [&](auto o, auto v) { options.min_time_ms = parse_at_least(o, v, 0.0); }},
+      {"--verify-max-macs",
+       [&](auto o, auto v) { options.verify_max_macs = parse_at_least<std::int64_t>(o, v, 1); }},
+      {"--engine", [&](auto, auto v) { options.engine = std::string(v); }},
+      {"--clock-ghz", [&](auto o, auto v) { options.clock_ghz = parse_at_least(o, v, 0.001); }},
+      {"--json", [&](auto o, auto v) {
+         if (v.empty()) throw UsageError(std::string(o) + ": needs a file name");
+         options.json_path = std::string(v);
+       }}};
+  const std::map<std::string_view, std::function<void()>, std::less<>> flags = {
+      {"--verify", [&] { options.verify = true; }},
+      {"--no-verify", [&] { options.verify = false; }},
+      {"--list", [&] { options.list = true; }},
+      {"--help", [&] { options.help = true; }},
+      {"-h", [&] { options.help = true; }}};
+
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    std::optional<std::string_view> value;
+    if (const std::size_t eq = arg.find('='); arg.starts_with("--") && eq != arg.npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    if (const auto flag = flags.find(arg); flag != flags.end()) {
+      if (value) throw UsageError(std::string(arg) + " takes no value");
+      flag->second();
+    } else if (const auto option = with_value.find(arg); option != with_value.end()) {
+      if (!value) {
+        if (i + 1 == args.size()) throw UsageError(std::string(arg) + " needs a value");
+        value = args[++i];
+      }
+      option->second(arg, *value);
+    } else {
+      throw UsageError("unknown option '" + std::string(args[i]) + "'");
+    }
+  }
+  return options;
+}
+
+}  // namespace qconv::bench

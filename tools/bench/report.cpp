@@ -1,0 +1,105 @@
+#include "report.hpp"
+
+#include <cstdio>
+#include <iomanip>
+#include <string>
+#include <vector>
+
+#include "text_table.hpp"
+
+namespace qconv::bench {
+
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+double gops(std::int64_t macs, double ms) { return ms > 0 ? 2.0 * macs / (ms * 1e6) : 0.0; }
+
+// Enough decimals that the slow engines' tiny shares do not all print as 0.
+std::string percent(double share) {
+  const double p = 100.0 * share;
+  return fixed(p, p < 1 ? 3 : 1) + "%";
+}
+
+using Row = std::vector<std::string>;
+
+void write_string(std::ostream& out, std::string_view text) {
+  out << '"';
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out << '\\' << c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out << escaped;
+    } else {
+      out << c;
+    }
+  }
+  out << '"';
+}
+
+}  // namespace
+
+void print_table(std::ostream& out, std::span<const LayerResult> results,
+                 const RunSettings& settings) {
+  const double peak = settings.peak_gops();
+  std::vector<Row> rows = {
+      {"network", "layer", "count", "MMACs", "ms", "runs", "GOPS", "peak", "engine", "verified"}};
+  for (std::size_t begin = 0; begin < results.size();) {
+    const std::string_view network = results[begin].row->network;
+    std::size_t end = begin;
+    std::int64_t layers = 0;
+    double total_macs = 0.0;
+    double total_ms = 0.0;
+    for (; end < results.size() && results[end].row->network == network; ++end) {
+      const LayerResult& r = results[end];
+      const double g = gops(r.macs, r.timing.median_ms);
+      rows.push_back({std::string(network), std::string(r.row->layer), std::to_string(r.row->count),
+                      fixed(r.macs / 1e6, 1), fixed(r.timing.median_ms, 3),
+                      std::to_string(r.timing.runs), fixed(g, 2), percent(g / peak), r.engine,
+                      r.verified});
+      layers += r.row->count;
+      total_macs += static_cast<double>(r.macs) * r.row->count;
+      total_ms += r.timing.median_ms * r.row->count;
+    }
+    const double g = total_ms > 0 ? 2.0 * total_macs / (total_ms * 1e6) : 0.0;
+    rows.push_back({std::string(network), "total (x count)", std::to_string(layers),
+                    fixed(total_macs / 1e6, 1), fixed(total_ms, 3), "", fixed(g, 2),
+                    percent(g / peak), "", ""});
+    begin = end;
+  }
+  constexpr Align L = Align::left, R = Align::right;
+  print_columns(out, rows, {L, L, R, R, R, R, R, R, L, L});
+}
+
+void write_json(std::ostream& out, std::span<const LayerResult> results,
+                const RunSettings& settings) {
+  out << "[\n";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const LayerResult& r = results[i];
+    const double g = gops(r.macs, r.timing.median_ms);
+    out << "  {\"network\": ";
+    write_string(out, r.row->network);
+    out << ", \"layer\": ";
+    write_string(out, r.row->layer);
+    out << ", \"count\": " << r.row->count << ", \"macs\": " << r.macs
+        << ", \"batch\": " << settings.batch << ", \"threads\": " << settings.threads
+        << ", \"engine\": ";
+    write_string(out, r.engine);
+    out << std::setprecision(6) << ", \"ms\": " << r.timing.median_ms
+        << ", \"runs\": " << r.timing.runs << ", \"gops\": " << g
+        << ", \"peak_share\": " << g / settings.peak_gops()
+        << ", \"clock_ghz\": " << settings.clock.ghz << ", \"verified\": ";
+    write_string(out, r.verified);
+    out << ", \"peer\": null, \"peer_ms\": null, \"peer_gops\": null, \"ratio\": null}"
+        << (i + 1 < results.size() ? ",\n" : "\n");
+  }
+  out << "]\n";
+}
+
+}  // namespace qconv::bench

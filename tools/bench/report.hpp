@@ -1,0 +1,33 @@
+// The bench's results: a table for people, JSON records for scripts.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <span>
+
+#include "clock.hpp"
+#include "run_layer.hpp"
+
+namespace qconv::bench {
+
+struct RunSettings {
+  std::int64_t batch = 1;
+  int threads = 1;  // resolved: never 0
+  CoreClock clock;
+
+  // int8 VNNI peak of the threads used: 128 MACs per cycle per core = 256 ops per cycle.
+  double peak_gops() const { return 256.0 * clock.ghz * threads; }
+};
+
+// One line per layer and a count-weighted total per network (MACs and time multiplied by how
+// often the layer occurs in the network).
+void print_table(std::ostream& out, std::span<const LayerResult> results,
+                 const RunSettings& settings);
+
+// A JSON array, one record per layer: network, layer, count, macs (at this batch), batch,
+// threads, engine, ms (median), runs, gops, peak_share, verified, and the peer fields (peer,
+// peer_ms, peer_gops, ratio), null until a peer is measured.
+void write_json(std::ostream& out, std::span<const LayerResult> results,
+                const RunSettings& settings);
+
+}  // namespace qconv::bench

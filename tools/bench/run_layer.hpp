@@ -1,0 +1,26 @@
+// One layer through the bench: prepare, time, verify.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "layer_table.hpp"
+#include "options.hpp"
+#include "timing.hpp"
+
+namespace qconv::bench {
+
+struct LayerResult {
+  const LayerRow* row = nullptr;
+  std::string engine;       // Plan::engine()
+  std::string description;  // Plan::describe(): the engine, why it was chosen, the problem
+  std::int64_t macs = 0;    // at the bench's batch size
+  Timing timing;
+  std::string verified;  // "exact", "exact@HxW" (verified at a reduced input size) or "off"
+};
+
+// Prepares the layer's plan with the requested engine, times it, and (unless disabled) verifies
+// its output against the reference engine; throws VerificationFailure on a difference.
+LayerResult run_layer(const LayerRow& row, const Options& options, const RepeatPolicy& policy);
+
+}  // namespace qconv::bench

@@ -1,0 +1,31 @@
+// How many times a layer is run and how its time is summarised.
+#pragma once
+
+#include <functional>
+
+#include "options.hpp"
+
+namespace qconv::bench {
+
+// Timed runs continue until there are at least min_runs of them and they add up to at least
+// min_time_ms, but stop at max_runs.
+struct RepeatPolicy {
+  int min_runs = 1;
+  double min_time_ms = 500.0;
+  int max_runs = 1000;
+};
+
+// --repeat N alone: exactly N runs. --min-time-ms T alone: at least one run and T ms. Both: at
+// least N runs and T ms. Neither: at least one run and 500 ms, so that a slow engine (a layer
+// over half a second) is timed once and a whole network still finishes in minutes.
+RepeatPolicy repeat_policy(const Options& options);
+
+struct Timing {
+  double median_ms = 0.0;
+  int runs = 0;
+};
+
+// One untimed warm-up run, then timed runs as the policy says; the median of the timed runs.
+Timing time_runs(const std::function<void()>& run, const RepeatPolicy& policy);
+
+}  // namespace qconv::bench
