@@ -106,7 +106,8 @@ def unpack(value, field):
 
 
 def float_array(value):
-    """A float bias as NumPy: PyTorch tensors are detached first; None stays None."""
+    """A bias as NumPy: PyTorch tensors are detached and brought to the CPU; anything else
+    (None included) is passed on as it is."""
     if value is not None and hasattr(value, "detach"):
         return value.detach().cpu().numpy()
     return value

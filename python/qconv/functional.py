@@ -93,9 +93,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     input : torch quantized tensor or QuantizedArray
         ``[N, C_in, H, W]`` (NCHW), quint8 or qint8, per tensor.
     weight : torch quantized tensor or QuantizedArray
-        ``[C_in, C_out/groups, kh, kw]`` (IOHW, PyTorch's transposed layout), per tensor or per
-        output channel (axis 1 of a PyTorch per-channel transposed weight; qconv also accepts
-        axis 0 values of length C_out).
+        ``[C_in, C_out/groups, kh, kw]`` (IOHW, PyTorch's transposed layout), per tensor, or per
+        output channel along axis 1 when groups == 1 (as PyTorch quantizes it).
     bias : float array, torch float tensor or None
         ``C_out`` real values.
     stride, padding, output_padding, dilation : int or (h, w)

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _qconv
 from ._qconv import ComputeConfig, Conv2dConfig, PreparedBias, PreparedWeights
-from ._tensors import QuantizedArray, is_torch_tensor, unpack
+from ._tensors import QuantizedArray, float_array, is_torch_tensor, unpack
 
 __all__ = [
     "ComputeConfig",
@@ -65,12 +65,6 @@ def _weights(weight_tensor):
         values, scale, zero_point, _ = unpack(weight_tensor, "weight_tensor")
         return values, scale, zero_point
     return np.asarray(weight_tensor), 1.0, 0
-
-
-def _bias(bias_tensor):
-    if bias_tensor is not None and hasattr(bias_tensor, "detach"):
-        return bias_tensor.detach().cpu().numpy()
-    return bias_tensor
 
 
 def prepare_conv_weights(weight_tensor, input_layout, weights_format, in_channels, out_channels,
@@ -139,7 +133,7 @@ def prepare_conv_bias(bias_tensor, input_layout, in_channels, out_channels, batc
         Bad geometry, or a bias of the wrong length or kind.
     """
     return _qconv.ttnn_prepare_conv_bias(
-        _bias(bias_tensor), input_layout, in_channels, out_channels, batch_size, input_height,
+        float_array(bias_tensor), input_layout, in_channels, out_channels, batch_size, input_height,
         input_width, kernel_size, stride, padding, dilation, groups, conv_config, compute_config)
 
 
@@ -185,9 +179,9 @@ def conv2d(input_tensor, weight_tensor, in_channels, out_channels, batch_size, i
     if isinstance(weight_tensor, PreparedWeights):
         if bias_tensor is not None and not isinstance(bias_tensor, PreparedBias):
             bias_tensor = prepare_conv_bias(
-                bias_tensor, weight_tensor.input_layout, in_channels, out_channels, batch_size, input_height,
-                input_width, kernel_size, stride, padding, dilation, groups, conv_config,
-                compute_config)
+                bias_tensor, weight_tensor.input_layout, in_channels, out_channels, batch_size,
+                input_height, input_width, kernel_size, stride, padding, dilation, groups,
+                conv_config, compute_config)
         return _qconv.ttnn_conv2d_prepared(
             input_tensor, weight_tensor, in_channels, out_channels, batch_size, input_height,
             input_width, kernel_size, stride, padding, dilation, groups, bias_tensor, conv_config,
@@ -199,5 +193,5 @@ def conv2d(input_tensor, weight_tensor, in_channels, out_channels, batch_size, i
     return _qconv.ttnn_conv2d(
         input_tensor, input_layout, values, scale, zero_point, weights_format, in_channels,
         out_channels, batch_size, input_height, input_width, kernel_size, stride, padding,
-        dilation, groups, _bias(bias_tensor), conv_config, compute_config, return_output_dim,
+        dilation, groups, float_array(bias_tensor), conv_config, compute_config, return_output_dim,
         return_weights_and_bias)

@@ -5,7 +5,6 @@
 #include <pybind11/stl.h>
 
 #include <optional>
-#include <sstream>
 
 #include "bindings.hpp"
 #include "convert.hpp"
@@ -79,31 +78,20 @@ py::object conv2d_result(ttnn::Conv2dResult&& result, bool return_output_dim,
   return py::tuple(parts);
 }
 
-template <class Config>
-std::string fields(const Config& c);
-
-template <>
-std::string fields(const Conv2dConfig& c) {
-  std::ostringstream out;
-  out << "Conv2dConfig(activation=" << py::repr(py::cast(c.activation)).cast<std::string>()
-      << ", clamp=(" << c.clamp.first << ", " << c.clamp.second << "), input_dtype='"
-      << c.input_dtype << "', output_layout='" << c.output_layout << "', dtype='" << c.dtype
-      << "', threads=" << c.threads << ", algorithm='" << c.algorithm << "', input_zero_point="
-      << (c.input_zero_point ? std::to_string(*c.input_zero_point) : "None")
-      << ", allow_wraparound=" << (c.allow_wraparound ? "True" : "False") << ")";
-  return out.str();
-}
-
-template <>
-std::string fields(const ComputeConfig& c) {
-  std::ostringstream out;
-  out.precision(17);
-  out << "ComputeConfig(scheme='" << c.scheme << "', rounding='" << c.rounding
-      << "', input_scale=" << c.input_scale << ", input_zero_point=" << c.input_zero_point
-      << ", output_scale=" << c.output_scale << ", output_zero_point=" << c.output_zero_point
-      << ", multiplier_q31=" << py::repr(py::cast(c.multiplier_q31)).cast<std::string>()
-      << ", shift=" << py::repr(py::cast(c.shift)).cast<std::string>() << ")";
-  return out.str();
+// "Conv2dConfig(activation='relu', ...)": every field, as a keyword constructor call would
+// give it, read through the bound properties in their order of definition.
+std::string keyword_repr(py::handle self) {
+  const py::handle type = py::type::handle_of(self);
+  const py::object property = py::module_::import("builtins").attr("property");
+  std::string out = type.attr("__name__").cast<std::string>() + "(";
+  const char* separator = "";
+  for (const auto item : type.attr("__dict__").cast<py::dict>()) {
+    if (!py::isinstance(item.second, property)) continue;
+    const auto name = item.first.cast<std::string>();
+    out += separator + name + "=" + py::repr(self.attr(name.c_str())).cast<std::string>();
+    separator = ", ";
+  }
+  return out + ")";
 }
 
 void bind_configs(py::module_& m) {
@@ -132,7 +120,7 @@ void bind_configs(py::module_& m) {
       .def_readwrite("algorithm", &Conv2dConfig::algorithm)
       .def_readwrite("input_zero_point", &Conv2dConfig::input_zero_point)
       .def_readwrite("allow_wraparound", &Conv2dConfig::allow_wraparound)
-      .def("__repr__", &fields<Conv2dConfig>);
+      .def("__repr__", &keyword_repr);
 
   const ComputeConfig c{};
   py::class_<ComputeConfig>(m, "ComputeConfig")
@@ -157,7 +145,7 @@ void bind_configs(py::module_& m) {
       .def_readwrite("output_zero_point", &ComputeConfig::output_zero_point)
       .def_readwrite("multiplier_q31", &ComputeConfig::multiplier_q31)
       .def_readwrite("shift", &ComputeConfig::shift)
-      .def("__repr__", &fields<ComputeConfig>);
+      .def("__repr__", &keyword_repr);
 }
 
 void bind_prepared(py::module_& m) {

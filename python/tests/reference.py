@@ -56,7 +56,8 @@ def conv_transpose2d_accumulator(x, zx, w, zw, stride, padding, output_padding, 
         wg = w[g * cg:(g + 1) * cg].astype(np.int64) - zw[g * og:(g + 1) * og][None, :, None, None]
         for r in range(kh):
             for s in range(kw):
-                contribution = np.einsum("nchw,co->nohw", xs[:, g * cg:(g + 1) * cg], wg[:, :, r, s])
+                contribution = np.einsum("nchw,co->nohw", xs[:, g * cg:(g + 1) * cg],
+                                         wg[:, :, r, s])
                 full[:, g * og:(g + 1) * og, r * dh:r * dh + sh * (h - 1) + 1:sh,
                      s * dw:s * dw + sw * (wd - 1) + 1:sw] += contribution
     return full[:, :, top:top + oh, left:left + ow]
