@@ -15,8 +15,7 @@ import qconv
 
 def build_dir():
     """The CMake build tree qconv was imported from, if it was."""
-    given = os.environ.get("QCONV_BUILD_DIR")
-    candidate = pathlib.Path(given) if given else pathlib.Path(qconv.__file__).parents[2]
+    candidate = pathlib.Path(qconv.__file__).parents[2]  # <build>/python/qconv/__init__.py
     return candidate if (candidate / "CMakeCache.txt").exists() else None
 
 
