@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qconv/error.hpp"
@@ -74,6 +76,13 @@ ProblemDesc valid_requantized() {
   d.output_scale = 0.5;
   d.output_zero_point = 100;
   return d;
+}
+
+// Passes when building a Problem from `d` throws E naming every needle (see `throws`).
+template <class E>
+::testing::AssertionResult problem_throws(const ProblemDesc& d,
+                                          std::initializer_list<std::string_view> needles) {
+  return throws<E>([&] { (void)Problem(d); }, needles);
 }
 
 std::vector<std::uint8_t> buffer_for(const Shape& shape, DType dtype) {
@@ -142,7 +151,7 @@ TEST(ProblemErrors, SizesBelowOne) {
       ProblemDesc d = valid_conv();
       d.*f.member = value;
       const std::string named = std::string(f.name) + " = " + std::to_string(value);
-      EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {named, "must be between 1"}));
+      EXPECT_TRUE(problem_throws<InvalidArgument>(d, {named, "must be between 1"}));
     }
   }
 }
@@ -150,7 +159,7 @@ TEST(ProblemErrors, SizesBelowOne) {
 TEST(ProblemErrors, SizesBeyondS32) {
   ProblemDesc d = valid_conv();
   d.in_height = std::int64_t{1} << 31;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"in_height = 2147483648"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"in_height = 2147483648"}));
 }
 
 TEST(ProblemErrors, StridesAndDilationsBelowOne) {
@@ -163,7 +172,7 @@ TEST(ProblemErrors, StridesAndDilationsBelowOne) {
         ProblemDesc d = base;
         d.*f.member = value;
         const std::string named = std::string(f.name) + " = " + std::to_string(value);
-        EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {named}));
+        EXPECT_TRUE(problem_throws<InvalidArgument>(d, {named}));
       }
     }
   }
@@ -176,8 +185,8 @@ TEST(ProblemErrors, NegativePadding) {
                             {&ProblemDesc::pad_right, "pad_right"}}) {
     ProblemDesc d = valid_conv();
     d.*f.member = -1;
-    EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); },
-                                        {std::string(f.name) + " = -1", "must be between 0"}));
+    EXPECT_TRUE(
+        problem_throws<InvalidArgument>(d, {std::string(f.name) + " = -1", "must be between 0"}));
   }
 }
 
@@ -185,26 +194,24 @@ TEST(ProblemErrors, GroupsMustDivideBothChannelCounts) {
   ProblemDesc d = valid_conv();
   d.groups = 3;  // in_channels 4
   d.out_channels = 6;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); },
-                                      {"groups = 3", "must divide in_channels = 4"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"groups = 3", "must divide in_channels = 4"}));
   d = valid_conv();
   d.groups = 4;  // divides in_channels 4, not out_channels 6
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); },
-                                      {"groups = 4", "must divide out_channels = 6"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"groups = 4", "must divide out_channels = 6"}));
 }
 
 TEST(ProblemErrors, OutputSizeBelowOne) {
   ProblemDesc d = valid_conv();
   d.pad_top = d.pad_bottom = 0;
   d.kernel_h = 6;  // in_height 5
-  EXPECT_TRUE(throws<ShapeMismatch>([&] { (void)Problem(d); }, {"output_height = 0"}));
+  EXPECT_TRUE(problem_throws<ShapeMismatch>(d, {"output_height = 0"}));
   d = valid_conv();
   d.dilation_w = 4;  // (3 - 1)·4 + 1 = 9 > 6 + 2
-  EXPECT_TRUE(throws<ShapeMismatch>([&] { (void)Problem(d); }, {"output_width = 0"}));
+  EXPECT_TRUE(problem_throws<ShapeMismatch>(d, {"output_width = 0"}));
   d = valid_transposed();
   d.pad_top = 3;
   d.pad_bottom = 3;  // 2·(3 − 1) + 2 − 6 = 0
-  EXPECT_TRUE(throws<ShapeMismatch>([&] { (void)Problem(d); }, {"output_height = 0"}));
+  EXPECT_TRUE(problem_throws<ShapeMismatch>(d, {"output_height = 0"}));
 }
 
 // A geometry whose output would not fit the s32 extents every tensor dimension is held in.
@@ -212,40 +219,39 @@ TEST(ProblemErrors, OutputSizeBeyondS32) {
   constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
   ProblemDesc d = valid_transposed();
   d.in_height = d.stride_h = d.kernel_h = d.dilation_h = kMax;
-  EXPECT_TRUE(throws<ShapeMismatch>([&] { (void)Problem(d); },
-                                    {"output_height = 9223372023969873925", "must not exceed"}));
+  EXPECT_TRUE(
+      problem_throws<ShapeMismatch>(d, {"output_height = 9223372023969873925", "must not exceed"}));
   d = valid_conv();
   d.in_width = d.pad_left = d.pad_right = kMax;
-  EXPECT_TRUE(throws<ShapeMismatch>([&] { (void)Problem(d); },
-                                    {"output_width = 6442450939", "must not exceed"}));
+  EXPECT_TRUE(problem_throws<ShapeMismatch>(d, {"output_width = 6442450939", "must not exceed"}));
 }
 
 TEST(ProblemErrors, OutputPaddingOutOfRange) {
   ProblemDesc d = valid_transposed();  // stride 2, dilation 1: output padding 0 or 1
   d.output_pad_h = 2;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); },
-                                      {"output_padding_h = 2", "max(stride_h, dilation_h) = 2"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(
+      d, {"output_padding_h = 2", "max(stride_h, dilation_h) = 2"}));
   d = valid_transposed();
   d.output_pad_w = -1;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"output_padding_w = -1"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"output_padding_w = -1"}));
   d = valid_transposed();
   d.stride_w = 1;
   d.dilation_w = 3;  // dilation raises the limit to 3
   d.output_pad_w = 2;
   EXPECT_NO_THROW((void)Problem(d));
   d.output_pad_w = 3;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); },
-                                      {"output_padding_w = 3", "max(stride_w, dilation_w) = 3"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(
+      d, {"output_padding_w = 3", "max(stride_w, dilation_w) = 3"}));
   d = valid_conv();
   d.output_pad_h = 1;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); },
-                                      {"output_padding_h = 1", "conv2d_transpose only"}));
+  EXPECT_TRUE(
+      problem_throws<InvalidArgument>(d, {"output_padding_h = 1", "conv2d_transpose only"}));
 }
 
 TEST(ProblemErrors, UnknownOperation) {
   ProblemDesc d = valid_conv();
   d.op = static_cast<OpKind>(7);
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"op = 7"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"op = 7"}));
 }
 
 // ---- Problem: types and layouts ------------------------------------------------------------
@@ -253,37 +259,36 @@ TEST(ProblemErrors, UnknownOperation) {
 TEST(ProblemErrors, DTypesOutsideTheirRoles) {
   ProblemDesc d = valid_conv();
   d.input_dtype = DType::s32;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"input_dtype = s32"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"input_dtype = s32"}));
   d = valid_conv();
   d.weight_dtype = DType::f32;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"weight_dtype = f32"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"weight_dtype = f32"}));
   d = valid_conv();
   d.output_dtype = DType::u8;  // the int32 scheme outputs s32
-  EXPECT_TRUE(
-      throws<InvalidArgument>([&] { (void)Problem(d); }, {"output_dtype = u8", "int32 scheme"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"output_dtype = u8", "int32 scheme"}));
   d = valid_requantized();
   d.output_dtype = DType::f32;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"output_dtype = f32"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"output_dtype = f32"}));
 }
 
 TEST(ProblemErrors, LayoutsOutsideTheirRoles) {
   ProblemDesc d = valid_conv();
   d.input_layout = Layout::OIHW;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"input_layout = OIHW"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"input_layout = OIHW"}));
   d = valid_conv();
   d.output_layout = Layout::X;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"output_layout = X"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"output_layout = X"}));
   d = valid_conv();
   d.weight_layout = Layout::NCHW;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"weight_layout = NCHW"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"weight_layout = NCHW"}));
   d = valid_conv();
   d.weight_layout = Layout::IOHW;  // transposed only
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"weight_layout = IOHW"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"weight_layout = IOHW"}));
   for (Layout conv_only : {Layout::OHWI, Layout::HWIO, Layout::HWOI}) {
     d = valid_transposed();
     d.weight_layout = conv_only;
-    EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); },
-                                        {"weight_layout = " + std::string(to_string(conv_only))}));
+    EXPECT_TRUE(problem_throws<InvalidArgument>(
+        d, {"weight_layout = " + std::string(to_string(conv_only))}));
   }
 }
 
@@ -291,8 +296,7 @@ TEST(ProblemErrors, LayoutsOutsideTheirRoles) {
 TEST(ProblemErrors, DepthwiseLayoutForAGroupedProblem) {
   ProblemDesc d = valid_conv();  // groups 2, in_channels 4
   d.weight_layout = Layout::HWOI;
-  EXPECT_TRUE(
-      throws<InvalidArgument>([&] { (void)Problem(d); }, {"weight_layout = HWOI", "depthwise"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"weight_layout = HWOI", "depthwise"}));
 }
 
 TEST(ParseErrors, UnknownNamesAreRefusedNamingTheArgument) {
@@ -314,32 +318,32 @@ TEST(ProblemErrors, ZeroPointsOutOfRange) {
   ProblemDesc d = valid_conv();  // u8 input
   for (std::int32_t z : {-1, 256}) {
     d.input_zero_point = z;
-    EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); },
-                                        {"input_zero_point = " + std::to_string(z), "[0, 255]"}));
+    EXPECT_TRUE(problem_throws<InvalidArgument>(
+        d, {"input_zero_point = " + std::to_string(z), "[0, 255]"}));
   }
   d = valid_conv();
   d.input_dtype = DType::s8;
   for (std::int32_t z : {-129, 128}) {
     d.input_zero_point = z;
-    EXPECT_TRUE(throws<InvalidArgument>(
-        [&] { (void)Problem(d); }, {"input_zero_point = " + std::to_string(z), "[-128, 127]"}));
+    EXPECT_TRUE(problem_throws<InvalidArgument>(
+        d, {"input_zero_point = " + std::to_string(z), "[-128, 127]"}));
   }
   d = valid_conv();  // s8 weights
   d.weight_zero_point = {128};
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"weight_zero_point[0] = 128"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"weight_zero_point[0] = 128"}));
   d = valid_conv();
   d.weight_dtype = DType::u8;
   d.weight_zero_point = {0, 255, 3, -1, 4, 5};  // per channel: entry 3 is out of range
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"weight_zero_point[3] = -1"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"weight_zero_point[3] = -1"}));
   d = valid_requantized();  // u8 output
   d.output_zero_point = 256;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"output_zero_point = 256"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"output_zero_point = 256"}));
   d.output_dtype = DType::s8;
   d.output_zero_point = -129;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"output_zero_point = -129"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"output_zero_point = -129"}));
   d = valid_conv();  // the int32 scheme's output zero point is 0
   d.output_zero_point = 5;
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"output_zero_point = 5"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"output_zero_point = 5"}));
 }
 
 // Values that are not a usable scale: ≤ 0, NaN, ±∞, subnormal in binary32 (what every framework
@@ -363,73 +367,69 @@ TEST(ProblemErrors, BadScales) {
     SCOPED_TRACE(bad);
     ProblemDesc d = valid_requantized();
     d.input_scale = bad;
-    EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"input_scale = ", rule}));
+    EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"input_scale = ", rule}));
     d = valid_requantized();
     d.weight_scale = {bad};
-    EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"weight_scale[0] = ", rule}));
+    EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"weight_scale[0] = ", rule}));
     d = valid_requantized();
     d.weight_scale[4] = bad;  // one per-channel entry
-    EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"weight_scale[4] = ", rule}));
+    EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"weight_scale[4] = ", rule}));
     d = valid_requantized();
     d.output_scale = bad;
-    EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"output_scale = ", rule}));
+    EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"output_scale = ", rule}));
     // Scales are metadata for the int32 scheme, but they are still checked.
     d = valid_conv();
     d.input_scale = bad;
-    EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"input_scale = ", rule}));
+    EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"input_scale = ", rule}));
   }
 }
 
 TEST(ProblemErrors, PerChannelVectorsOfTheWrongLength) {
   ProblemDesc d = valid_requantized();  // out_channels 6
   d.weight_scale = {0.1, 0.2};
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); },
-                                      {"weight_scale.size = 2", "1 value or out_channels = 6"}));
+  EXPECT_TRUE(
+      problem_throws<InvalidArgument>(d, {"weight_scale.size = 2", "1 value or out_channels = 6"}));
   d = valid_requantized();
   d.weight_zero_point = {0, 0, 0, 0, 0, 0, 0};
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"weight_zero_point.size = 7"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"weight_zero_point.size = 7"}));
   d = valid_requantized();
   d.weight_scale.clear();
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"weight_scale.size = 0"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"weight_scale.size = 0"}));
   d = valid_requantized();
   d.weight_zero_point.clear();
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"weight_zero_point.size = 0"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"weight_zero_point.size = 0"}));
   d = valid_requantized();
   d.scheme.kind = SchemeKind::tflite;
   d.scheme.multiplier_q31 = {1 << 30, 1 << 30};
   d.scheme.shift = {-3, -3};
-  EXPECT_TRUE(
-      throws<InvalidArgument>([&] { (void)Problem(d); }, {"scheme.multiplier_q31.size = 2"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"scheme.multiplier_q31.size = 2"}));
   d.scheme.shift = {-3};
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"scheme.shift.size = 1"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"scheme.shift.size = 1"}));
 }
 
 TEST(ProblemErrors, SchemeAndActivationParameters) {
   ProblemDesc d = valid_requantized();
   d.scheme.multiplier_q31 = {1 << 30};  // given multipliers belong to the tflite schemes
   d.scheme.shift = {0};
-  EXPECT_TRUE(
-      throws<InvalidArgument>([&] { (void)Problem(d); }, {"scheme.multiplier_q31.size = 1"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"scheme.multiplier_q31.size = 1"}));
   d.scheme.kind = SchemeKind::tflite_single;
   d.scheme.shift = {31};
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"scheme.shift[0] = 31"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"scheme.shift[0] = 31"}));
   d.scheme.shift = {0};
   d.scheme.multiplier_q31 = {-1};
-  EXPECT_TRUE(
-      throws<InvalidArgument>([&] { (void)Problem(d); }, {"scheme.multiplier_q31[0] = -1"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"scheme.multiplier_q31[0] = -1"}));
 
   d = valid_requantized();
   d.activation = Activation::clamp(6.0, 0.0);
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"activation.min = 6"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"activation.min = 6"}));
   d.activation = Activation::clamp(std::nan(""), 1.0);
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"activation.min = nan"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"activation.min = nan"}));
   // u8 output, output_scale 0.5, zero point 100: [-100, -60] quantizes below 0, an empty range.
   d.activation = Activation::clamp(-100.0, -60.0);
-  EXPECT_TRUE(
-      throws<InvalidArgument>([&] { (void)Problem(d); }, {"activation = clamp(-100, -60)"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"activation = clamp(-100, -60)"}));
   d = valid_conv();
   d.activation = Activation::clamp(0.0, 6.0);
-  EXPECT_TRUE(throws<InvalidArgument>([&] { (void)Problem(d); }, {"activation = clamp", "int32"}));
+  EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"activation = clamp", "int32"}));
 }
 
 // ---- Tensor views --------------------------------------------------------------------------

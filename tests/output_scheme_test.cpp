@@ -1015,7 +1015,7 @@ std::int64_t output(const Params& p, std::int64_t value) {
       return clamp_real(p, round_real(product + p.zy, Mode::half_even));
     }
     case SchemeKind::tvm: {
-      const Q31 fp = quantize(static_cast<double>(mul(f32(p.sx), f32(p.sw))) / p.sy);
+      const Q31 fp = quantize(static_cast<double>(mul(f32(p.sx), f32(p.sw))) / f32(p.sy));
       const Mode mode = p.rounding == Rounding::upward ? Mode::half_up : Mode::half_away;
       const Int r = fp.e > 40 ? (with_bias > 0   ? Int{1} << 50
                                  : with_bias < 0 ? -(Int{1} << 50)
@@ -1024,7 +1024,7 @@ std::int64_t output(const Params& p, std::int64_t value) {
       return clamp_int(p, r + p.zy);
     }
     case SchemeKind::tvm_f32: {
-      const double m = static_cast<double>(mul(f32(p.sx), f32(p.sw))) / p.sy;
+      const double m = static_cast<double>(mul(f32(p.sx), f32(p.sw))) / f32(p.sy);
       const float v = add(mul(from_int(with_bias), f32(m)), f32(p.zy));
       if (p.rounding == Rounding::tonearest) return clamp_real(p, round_real(v, Mode::half_away));
       if (v - std::floor(v) == 0.5f) ++g_ties;
@@ -1035,7 +1035,8 @@ std::int64_t output(const Params& p, std::int64_t value) {
       std::int64_t q = p.q31;
       int shift = p.shift;
       if (!p.given) {
-        const Q31 fp = quantize(p.sx * p.sw / p.sy);
+        // TFLite stores its scales as float32 and widens them.
+        const Q31 fp = quantize(double{f32(p.sx)} * double{f32(p.sw)} / double{f32(p.sy)});
         q = fp.e < -31 ? 0 : fp.q;
         shift = fp.e < -31 ? 0 : fp.e;
       }
@@ -1065,13 +1066,14 @@ double effective_multiplier(const Params& p) {
     case SchemeKind::onnx: return div(mul(f32(p.sx), f32(p.sw)), f32(p.sy));
     case SchemeKind::tvm_f32: return f32(static_cast<double>(mul(f32(p.sx), f32(p.sw))) / p.sy);
     case SchemeKind::tvm: {
-      const Q31 fp = quantize(static_cast<double>(mul(f32(p.sx), f32(p.sw))) / p.sy);
+      const Q31 fp = quantize(static_cast<double>(mul(f32(p.sx), f32(p.sw))) / f32(p.sy));
       return std::ldexp(static_cast<double>(fp.q), fp.e - 31);
     }
     case SchemeKind::tflite:
     case SchemeKind::tflite_single: {
       if (p.given) return std::ldexp(static_cast<double>(p.q31), p.shift - 31);
-      const Q31 fp = quantize(p.sx * p.sw / p.sy);
+      // TFLite stores its scales as float32 and widens them.
+      const Q31 fp = quantize(double{f32(p.sx)} * double{f32(p.sw)} / double{f32(p.sy)});
       return std::ldexp(static_cast<double>(fp.q), fp.e - 31);
     }
   }
@@ -1274,14 +1276,15 @@ TEST(OutputSchemeRandomRequantize, WideValuesMatchTheSpecFormula) {
           // The spec formula with sw = 1: si = f32(sx·1) = f32(sx), on the 64-bit value.
           const std::int64_t expected = [&] {
             if (kind == SchemeKind::tvm_f32) {
-              const double m = static_cast<double>(spec::f32(p.sx)) / p.sy;
+              const double m = static_cast<double>(spec::f32(p.sx)) / spec::f32(p.sy);
               const float v =
                   spec::add(spec::mul(spec::from_int(value), spec::f32(m)), spec::f32(p.zy));
               return spec::clamp_real(p, rounding == Rounding::upward
                                              ? std::floor(spec::add(v, 0.5f))
                                              : spec::round_real(v, spec::Mode::half_away));
             }
-            const spec::Q31 fp = spec::quantize(static_cast<double>(spec::f32(p.sx)) / p.sy);
+            const spec::Q31 fp =
+                spec::quantize(static_cast<double>(spec::f32(p.sx)) / spec::f32(p.sy));
             const spec::Mode mode =
                 rounding == Rounding::upward ? spec::Mode::half_up : spec::Mode::half_away;
             const spec::Int r = fp.e > 40

@@ -3,7 +3,6 @@
 // into a caller's buffer (conv2d returns a new tensor), so "nothing written on error" here means
 // that a refused call leaves the prepared objects as they were: each refusal below is followed by
 // a good call with the same objects.
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -13,37 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "qconv/error.hpp"
+#include "face_test_support.hpp"
 #include "qconv/faces/ttnn.hpp"
 
 namespace {
 
+using namespace qconv::test_support;
 namespace ttnn = qconv::ttnn;
 using qconv::ConstTensorView;
-using qconv::DType;
-using qconv::Layout;
-using qconv::Shape;
-using ::testing::HasSubstr;
-
-template <class T>
-ConstTensorView view(const std::vector<T>& values, DType dtype, Layout layout, Shape shape) {
-  return {std::span<const T>(values), dtype, layout, std::move(shape)};
-}
-
-template <class T>
-std::vector<int> values_of(const qconv::Tensor& t) {
-  return std::vector<int>(t.as<T>(), t.as<T>() + t.elements());
-}
-
-template <class E, class F>
-void expect_error(F&& call, std::initializer_list<std::string> parts) {
-  try {
-    call();
-    FAIL() << "no exception";
-  } catch (const E& e) {
-    for (const std::string& part : parts) EXPECT_THAT(e.what(), HasSubstr(part));
-  }
-}
 
 // Every argument of the three entry points, with the values of a call in ttnn's argument order.
 struct Call {
@@ -97,8 +73,8 @@ struct Call {
 struct PaddingCase {
   std::vector<std::uint8_t> x{6, 7, 8, 9};
   std::vector<std::int8_t> w{2};
-  ConstTensorView input = view(x, DType::u8, Layout::NHWC, {1, 2, 2, 1});
-  ttnn::QuantizedWeights weights{view(w, DType::s8, Layout::OIHW, {1, 1, 1, 1}), {1.0}, {0}};
+  ConstTensorView input = view(x, Layout::NHWC, {1, 2, 2, 1});
+  ttnn::QuantizedWeights weights{view(w, Layout::OIHW, {1, 1, 1, 1}), {1.0}, {0}};
   Call call;
 
   PaddingCase() {
@@ -147,8 +123,10 @@ TEST(TtnnFace, EquivalentPaddingSpellingsAreTheSameProblem) {
 struct LayoutCase {
   std::vector<std::uint8_t> x{1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<std::int8_t> w{1, 0, 0, 1, 0, 2, 0, 0};
-  ConstTensorView input = view(x, DType::u8, Layout::NHWC, {1, 2, 2, 2});
-  ttnn::QuantizedWeights weights{view(w, DType::s8, Layout::OIHW, {1, 2, 2, 2}), {1.0}, {0}};
+  ConstTensorView input = view(x, Layout::NHWC, {1, 2, 2, 2});
+  ttnn::QuantizedWeights weights{view(w, Layout::OIHW, {1, 2, 2, 2}), {1.0}, {0}};
+  std::vector<std::int32_t> b{5};
+  ConstTensorView s32_bias = view(b, Layout::X, {1});  // + 5, for the tests that add a bias
   Call call;
 
   LayoutCase() {
@@ -172,10 +150,8 @@ TEST(TtnnFace, NchwInputOhwiWeights) {
   c.call.input_layout = "NCHW";
   c.call.weights_format = "OHWI";
   c.call.conv_config.output_layout = "NCHW";
-  const ttnn::QuantizedWeights weights{
-      view(ohwi, DType::s8, Layout::OHWI, {1, 2, 2, 2}), {1.0}, {0}};
-  const auto result =
-      c.call.run(view(nchw, DType::u8, Layout::NCHW, {1, 2, 2, 2}), c.call.prepare(weights));
+  const ttnn::QuantizedWeights weights{view(ohwi, Layout::OHWI, {1, 2, 2, 2}), {1.0}, {0}};
+  const auto result = c.call.run(view(nchw, Layout::NCHW, {1, 2, 2, 2}), c.call.prepare(weights));
   EXPECT_EQ(result.output.layout(), Layout::NCHW);
   EXPECT_EQ(values_of<std::uint8_t>(result.output), (std::vector<int>{16}));
 }
@@ -186,7 +162,7 @@ TEST(TtnnFace, BatchSizeMayChange) {
   // A second image of ones: 1·1 + 1·1 + 2·1 = 4.
   const std::vector<std::uint8_t> two{1, 2, 3, 4, 5, 6, 7, 8, 1, 1, 1, 1, 1, 1, 1, 1};
   c.call.batch_size = 2;
-  const auto result = c.call.run(view(two, DType::u8, Layout::NHWC, {2, 2, 2, 2}), weights);
+  const auto result = c.call.run(view(two, Layout::NHWC, {2, 2, 2, 2}), weights);
   EXPECT_EQ(values_of<std::uint8_t>(result.output), (std::vector<int>{16, 4}));
 }
 
@@ -194,8 +170,8 @@ TEST(TtnnFace, BatchSizeMustMatchTheInput) {
   LayoutCase c;
   const auto weights = c.call.prepare(c.weights);
   c.call.batch_size = 3;
-  expect_error<qconv::ShapeMismatch>([&] { c.call.run(c.input, weights); },
-                                     {"batch_size = 3", "batch is 1"});
+  EXPECT_TRUE(throws<qconv::ShapeMismatch>([&] { c.call.run(c.input, weights); },
+                                           {"batch_size = 3", "batch is 1"}));
 }
 
 TEST(TtnnFace, InputZeroPointPerCall) {
@@ -213,15 +189,14 @@ TEST(TtnnFace, InputZeroPointPerCall) {
   EXPECT_EQ(values_of<std::uint8_t>(c.call.run(c.input, weights).output), (std::vector<int>{8}));
   // Out of the input dtype's range.
   c.call.conv_config.input_zero_point = 256;
-  expect_error<qconv::InvalidArgument>([&] { c.call.run(c.input, weights); },
-                                       {"input_zero_point = 256"});
+  EXPECT_TRUE(throws<qconv::InvalidArgument>([&] { c.call.run(c.input, weights); },
+                                             {"input_zero_point = 256"}));
 }
 
 TEST(TtnnFace, S32BiasForS32Schemes) {
   LayoutCase c;
   c.call.has_bias = true;
-  const std::vector<std::int32_t> b{5};
-  const auto bias = c.call.prepare_bias(view(b, DType::s32, Layout::X, {1}));
+  const auto bias = c.call.prepare_bias(c.s32_bias);
   EXPECT_EQ(values_of<std::uint8_t>(c.call.run(c.input, c.call.prepare(c.weights), &bias).output),
             (std::vector<int>{21}));  // 16 + 5
 }
@@ -233,7 +208,7 @@ TEST(TtnnFace, FloatBiasForPyTorchSchemes) {
   c.call.compute_config.output_scale = 2.0;
   c.call.compute_config.output_zero_point = 1;
   const std::vector<float> b{1.5f};
-  const auto bias = c.call.prepare_bias(view(b, DType::f32, Layout::X, {1}));
+  const auto bias = c.call.prepare_bias(view(b, Layout::X, {1}));
   // fbgemm: t = 1, m = 0.5: rne((16 + 1.5)·0.5 = 8.75) = 9, + 1.
   EXPECT_EQ(values_of<std::uint8_t>(c.call.run(c.input, c.call.prepare(c.weights), &bias).output),
             (std::vector<int>{10}));
@@ -242,41 +217,39 @@ TEST(TtnnFace, FloatBiasForPyTorchSchemes) {
 TEST(TtnnFace, RefusesBiasOfTheWrongKindOrLength) {
   LayoutCase c;
   const std::vector<float> f{1.5f};
-  expect_error<qconv::ShapeMismatch>(
-      [&] { c.call.prepare_bias(view(f, DType::f32, Layout::X, {1})); },
-      {"bias_tensor.dtype = f32", "scheme onnx takes a s32 bias"});
+  EXPECT_TRUE(
+      throws<qconv::ShapeMismatch>([&] { c.call.prepare_bias(view(f, Layout::X, {1})); },
+                                   {"bias_tensor.dtype = f32", "scheme onnx takes a s32 bias"}));
   const std::vector<std::int32_t> two{1, 2};
-  expect_error<qconv::ShapeMismatch>(
-      [&] { c.call.prepare_bias(view(two, DType::s32, Layout::X, {2})); },
-      {"bias_tensor.shape = [2]", "out_channels = 1"});
+  EXPECT_TRUE(throws<qconv::ShapeMismatch>([&] { c.call.prepare_bias(view(two, Layout::X, {2})); },
+                                           {"bias_tensor.shape = [2]", "out_channels = 1"}));
   c.call.compute_config.scheme = "qnnpack";
   const std::vector<std::int32_t> one{1};
-  expect_error<qconv::ShapeMismatch>(
-      [&] { c.call.prepare_bias(view(one, DType::s32, Layout::X, {1})); },
-      {"bias_tensor.dtype = s32", "scheme qnnpack takes a f32 bias"});
+  EXPECT_TRUE(
+      throws<qconv::ShapeMismatch>([&] { c.call.prepare_bias(view(one, Layout::X, {1})); },
+                                   {"bias_tensor.dtype = s32", "scheme qnnpack takes a f32 bias"}));
 }
 
 TEST(TtnnFace, RefusesBiasPreparedForAnotherProblem) {
   LayoutCase c;
   c.call.has_bias = true;
   const auto weights = c.call.prepare(c.weights);
-  const std::vector<std::int32_t> b{5};
-  const auto bias_view = view(b, DType::s32, Layout::X, {1});
 
   Call other = c.call;
   other.stride = {2, 2};
-  const auto strided_bias = other.prepare_bias(bias_view);
-  expect_error<qconv::PreparedMismatch>([&] { c.call.run(c.input, weights, &strided_bias); },
-                                        {"stride_h: prepared for 2, given 1", "the bias"});
+  const auto strided_bias = other.prepare_bias(c.s32_bias);
+  EXPECT_TRUE(throws<qconv::PreparedMismatch>([&] { c.call.run(c.input, weights, &strided_bias); },
+                                              {"stride_h: prepared for 2, given 1", "the bias"}));
 
   other = c.call;
   other.compute_config.scheme = "tvm";  // an s32 bias as well, but another scheme
-  const auto tvm_bias = other.prepare_bias(bias_view);
-  expect_error<qconv::PreparedMismatch>([&] { c.call.run(c.input, weights, &tvm_bias); },
-                                        {"scheme: prepared for tvm, given onnx", "the bias"});
+  const auto tvm_bias = other.prepare_bias(c.s32_bias);
+  EXPECT_TRUE(
+      throws<qconv::PreparedMismatch>([&] { c.call.run(c.input, weights, &tvm_bias); },
+                                      {"scheme: prepared for tvm, given onnx", "the bias"}));
 
   // The prepared objects are unchanged by the refusals.
-  const auto bias = c.call.prepare_bias(bias_view);
+  const auto bias = c.call.prepare_bias(c.s32_bias);
   EXPECT_EQ(values_of<std::uint8_t>(c.call.run(c.input, weights, &bias).output),
             (std::vector<int>{21}));
 }
@@ -285,29 +258,26 @@ TEST(TtnnFace, RefusesABiasTheWeightsWereNotPreparedFor) {
   LayoutCase c;
   const auto weights = c.call.prepare(c.weights);  // has_bias = false
   c.call.has_bias = true;
-  const std::vector<std::int32_t> b{5};
-  const auto bias = c.call.prepare_bias(view(b, DType::s32, Layout::X, {1}));
-  expect_error<qconv::PreparedMismatch>([&] { c.call.run(c.input, weights, &bias); },
-                                        {"has_bias: prepared for false, given true"});
+  const auto bias = c.call.prepare_bias(c.s32_bias);
+  EXPECT_TRUE(throws<qconv::PreparedMismatch>([&] { c.call.run(c.input, weights, &bias); },
+                                              {"has_bias: prepared for false, given true"}));
   // And weights prepared with has_bias refuse a call without one.
   const auto biased_weights = c.call.prepare(c.weights);
-  expect_error<qconv::PreparedMismatch>([&] { c.call.run(c.input, biased_weights); },
-                                        {"has_bias: prepared for true, given false"});
+  EXPECT_TRUE(throws<qconv::PreparedMismatch>([&] { c.call.run(c.input, biased_weights); },
+                                              {"has_bias: prepared for true, given false"}));
 }
 
 TEST(TtnnFace, ReturnsOutputDimAndPreparedObjectsOnlyWhenAsked) {
   LayoutCase c;
   c.call.has_bias = true;
-  const std::vector<std::int32_t> b{5};
-  const auto bias_view = view(b, DType::s32, Layout::X, {1});
 
-  const auto plain = c.call.run(c.input, c.weights, bias_view);
+  const auto plain = c.call.run(c.input, c.weights, c.s32_bias);
   EXPECT_EQ(values_of<std::uint8_t>(plain.output), (std::vector<int>{21}));
   EXPECT_FALSE(plain.output_dim.has_value());
   EXPECT_FALSE(plain.weights.has_value());
   EXPECT_FALSE(plain.bias.has_value());
 
-  const auto full = c.call.run(c.input, c.weights, bias_view, true, true);
+  const auto full = c.call.run(c.input, c.weights, c.s32_bias, true, true);
   EXPECT_EQ(full.output_dim, (std::array<std::int64_t, 2>{1, 1}));
   ASSERT_TRUE(full.weights.has_value());
   ASSERT_TRUE(full.bias.has_value());
@@ -336,8 +306,7 @@ TEST(TtnnFace, ActivationAndComputeConfigReachTheScheme) {
   // tflite with a given multiplier 2^30 · 2^-31 = 0.5 and shift 0, weight 1: acc = {1, 2, 3, 4},
   // ·0.5 = {0.5, 1, 1.5, 2}, rounded half away from zero: {1, 1, 2, 2}.
   const std::vector<std::int8_t> one{1};
-  const ttnn::QuantizedWeights weights{
-      view(one, DType::s8, Layout::OIHW, {1, 1, 1, 1}), {1.0}, {0}};
+  const ttnn::QuantizedWeights weights{view(one, Layout::OIHW, {1, 1, 1, 1}), {1.0}, {0}};
   c.call.conv_config.activation = "";
   c.call.conv_config.dtype = "int8";
   c.call.compute_config.scheme = "tflite";
@@ -352,37 +321,39 @@ TEST(TtnnFace, AlgorithmChoosesTheEngine) {
   c.call.conv_config.algorithm = "reference";
   EXPECT_EQ(c.call.prepare(c.weights).plan().engine(), "reference");
   c.call.conv_config.algorithm = "no-such-engine";
-  expect_error<qconv::InvalidArgument>([&] { c.call.prepare(c.weights); },
-                                       {"engine = no-such-engine"});
+  EXPECT_TRUE(throws<qconv::InvalidArgument>([&] { c.call.prepare(c.weights); },
+                                             {"engine = no-such-engine"}));
 }
 
 TEST(TtnnFace, RefusesUnknownNames) {
   LayoutCase c;
   Call bad = c.call;
   bad.weights_format = "OIWH";
-  expect_error<qconv::InvalidArgument>([&] { bad.prepare(c.weights); }, {"weights_format = OIWH"});
+  EXPECT_TRUE(
+      throws<qconv::InvalidArgument>([&] { bad.prepare(c.weights); }, {"weights_format = OIWH"}));
   bad = c.call;
   bad.input_layout = "NWHC";
-  expect_error<qconv::InvalidArgument>([&] { bad.prepare(c.weights); }, {"input_layout = NWHC"});
+  EXPECT_TRUE(
+      throws<qconv::InvalidArgument>([&] { bad.prepare(c.weights); }, {"input_layout = NWHC"}));
   bad = c.call;
   bad.conv_config.activation = "gelu";
-  expect_error<qconv::InvalidArgument>([&] { bad.prepare(c.weights); },
-                                       {"conv_config.activation = gelu"});
+  EXPECT_TRUE(throws<qconv::InvalidArgument>([&] { bad.prepare(c.weights); },
+                                             {"conv_config.activation = gelu"}));
   bad = c.call;
   bad.compute_config.scheme = "fbgemm2";
-  expect_error<qconv::InvalidArgument>([&] { bad.prepare(c.weights); },
-                                       {"compute_config.scheme = fbgemm2"});
+  EXPECT_TRUE(throws<qconv::InvalidArgument>([&] { bad.prepare(c.weights); },
+                                             {"compute_config.scheme = fbgemm2"}));
   bad = c.call;
   bad.padding = {0, 0, 0};
-  expect_error<qconv::InvalidArgument>([&] { bad.prepare(c.weights); },
-                                       {"padding = [0, 0, 0]", "(top, bottom, left, right)"});
+  EXPECT_TRUE(throws<qconv::InvalidArgument>(
+      [&] { bad.prepare(c.weights); }, {"padding = [0, 0, 0]", "(top, bottom, left, right)"}));
 }
 
 TEST(TtnnFace, RefusesWeightsThatDisagreeWithTheArguments) {
   LayoutCase c;
   c.call.out_channels = 2;  // the weight holds one output channel
-  expect_error<qconv::ShapeMismatch>([&] { c.call.prepare(c.weights); },
-                                     {"weight.shape = [1, 2, 2, 2]", "[2, 2, 2, 2]"});
+  EXPECT_TRUE(throws<qconv::ShapeMismatch>([&] { c.call.prepare(c.weights); },
+                                           {"weight.shape = [1, 2, 2, 2]", "[2, 2, 2, 2]"}));
 }
 
 // A 2 → 2 channel, 4x4, 3x3 kernel, padding 1 problem with per-channel weights, and one
@@ -390,8 +361,8 @@ TEST(TtnnFace, RefusesWeightsThatDisagreeWithTheArguments) {
 struct MismatchCase {
   std::vector<std::uint8_t> x = std::vector<std::uint8_t>(32, 3);
   std::vector<std::int8_t> w = std::vector<std::int8_t>(36, 1);
-  ConstTensorView input = view(x, DType::u8, Layout::NHWC, {1, 4, 4, 2});
-  ttnn::QuantizedWeights weights{view(w, DType::s8, Layout::OIHW, {2, 2, 3, 3}), {1.0, 0.5}, {0}};
+  ConstTensorView input = view(x, Layout::NHWC, {1, 4, 4, 2});
+  ttnn::QuantizedWeights weights{view(w, Layout::OIHW, {2, 2, 3, 3}), {1.0, 0.5}, {0}};
   Call call;
 
   MismatchCase() {
@@ -481,17 +452,17 @@ TEST(TtnnFace, RefusesEveryChangedField) {
     SCOPED_TRACE(change.name);
     Call changed = c.call;
     change.apply(changed);
-    expect_error<qconv::PreparedMismatch>([&] { changed.run(c.input, weights); },
-                                          {change.message, "prepare the weights again"});
+    EXPECT_TRUE(throws<qconv::PreparedMismatch>([&] { changed.run(c.input, weights); },
+                                                {change.message, "prepare the weights again"}));
   }
 
   // The input tensor's layout is the call's input layout.
   const std::vector<std::uint8_t> nchw(32, 3);
-  expect_error<qconv::PreparedMismatch>(
+  EXPECT_TRUE(throws<qconv::PreparedMismatch>(
       [&] {
-        c.call.run(view(nchw, DType::u8, Layout::NCHW, {1, 2, 4, 4}), weights);
+        c.call.run(view(nchw, Layout::NCHW, {1, 2, 4, 4}), weights);
       },
-      {"input_layout: prepared for NHWC, given NCHW"});
+      {"input_layout: prepared for NHWC, given NCHW"}));
 
   // Nothing above disturbed the prepared weights.
   EXPECT_EQ(values_of<std::uint8_t>(c.call.run(c.input, weights).output), good);

@@ -50,6 +50,25 @@ void set_padding(ProblemDesc& desc, const Padding& padding) {
   desc.pad_right = padding.right;
 }
 
+void set_stride(ProblemDesc& desc, std::span<const std::int64_t> values, std::string_view field) {
+  const auto [h, w] = pair_from(values, field, 1);
+  desc.stride_h = h;
+  desc.stride_w = w;
+}
+
+void set_dilation(ProblemDesc& desc, std::span<const std::int64_t> values, std::string_view field) {
+  const auto [h, w] = pair_from(values, field, 1);
+  desc.dilation_h = h;
+  desc.dilation_w = w;
+}
+
+void set_output_padding(ProblemDesc& desc, std::span<const std::int64_t> values,
+                        std::string_view field) {
+  const auto [h, w] = pair_from(values, field, 0);
+  desc.output_pad_h = h;
+  desc.output_pad_w = w;
+}
+
 Tensor run_once(const Problem& problem, ConstTensorView weights, ConstTensorView input,
                 BiasView bias, int threads) {
   const Plan plan = Plan::prepare(problem, weights);

@@ -32,6 +32,14 @@ std::array<std::int64_t, 2> pair_from(std::span<const std::int64_t> values, std:
 
 void set_padding(ProblemDesc& desc, const Padding& padding);
 
+// (stride_h, stride_w), (dilation_h, dilation_w) and (output_pad_h, output_pad_w) from a
+// framework's list, read by pair_from; an empty list gives the default (1, 1 and 0).
+// Each throws InvalidArgument naming `field` for a count other than 0, 1 or 2.
+void set_stride(ProblemDesc& desc, std::span<const std::int64_t> values, std::string_view field);
+void set_dilation(ProblemDesc& desc, std::span<const std::int64_t> values, std::string_view field);
+void set_output_padding(ProblemDesc& desc, std::span<const std::int64_t> values,
+                        std::string_view field);
+
 // Prepares the weights for `problem` and runs it once on `input`, returning a new output tensor.
 Tensor run_once(const Problem& problem, ConstTensorView weights, ConstTensorView input,
                 BiasView bias = {}, int threads = 1);

@@ -130,12 +130,8 @@ QuantizedTensor conv2d(const QTensor& input, const QTensor& weight,
   d.out_channels = weight.values.dim(0);
   d.groups = options.groups;
   d.weight_layout = Layout::OIHW;
-  const auto [stride_h, stride_w] = detail::pair_from(options.stride, "stride", 1);
-  const auto [dilation_h, dilation_w] = detail::pair_from(options.dilation, "dilation", 1);
-  d.stride_h = stride_h;
-  d.stride_w = stride_w;
-  d.dilation_h = dilation_h;
-  d.dilation_w = dilation_w;
+  detail::set_stride(d, options.stride, "stride");
+  detail::set_dilation(d, options.dilation, "dilation");
   detail::set_padding(d, symmetric_padding(options.padding));
   const Problem problem(std::move(d));
 
@@ -176,16 +172,9 @@ QuantizedTensor conv_transpose2d(const QTensor& input, const QTensor& weight,
   d.out_channels = weight.values.dim(1) * options.groups;
   d.groups = options.groups;
   d.weight_layout = Layout::IOHW;
-  const auto [stride_h, stride_w] = detail::pair_from(options.stride, "stride", 1);
-  const auto [dilation_h, dilation_w] = detail::pair_from(options.dilation, "dilation", 1);
-  const auto [output_pad_h, output_pad_w] =
-      detail::pair_from(options.output_padding, "output_padding", 0);
-  d.stride_h = stride_h;
-  d.stride_w = stride_w;
-  d.dilation_h = dilation_h;
-  d.dilation_w = dilation_w;
-  d.output_pad_h = output_pad_h;
-  d.output_pad_w = output_pad_w;
+  detail::set_stride(d, options.stride, "stride");
+  detail::set_dilation(d, options.dilation, "dilation");
+  detail::set_output_padding(d, options.output_padding, "output_padding");
   detail::set_padding(d, symmetric_padding(options.padding));
   const Problem problem(std::move(d));
 

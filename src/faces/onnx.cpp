@@ -164,12 +164,8 @@ ProblemDesc describe(OpKind op, const ConstTensorView& x, const ConstTensorView&
   }
   d.kernel_h = w.dim(2);
   d.kernel_w = w.dim(3);
-  const auto [sh, sw] = detail::pair_from(a.strides, "strides", 1);
-  const auto [dh, dw] = detail::pair_from(a.dilations, "dilations", 1);
-  d.stride_h = sh;
-  d.stride_w = sw;
-  d.dilation_h = dh;
-  d.dilation_w = dw;
+  detail::set_stride(d, a.strides, "strides");
+  detail::set_dilation(d, a.dilations, "dilations");
   d.input_dtype = x.dtype();
   d.weight_dtype = w.dtype();
   d.input_layout = Layout::NCHW;
@@ -233,9 +229,7 @@ Tensor conv_transpose_integer(ConstTensorView x, ConstTensorView w, std::int32_t
                               const ConvTransposeAttributes& attributes) {
   ProblemDesc d = describe(OpKind::conv2d_transpose, x, w, x_zero_point, w_zero_point, attributes);
   require_axis_attributes(d);
-  const auto [oph, opw] = detail::pair_from(attributes.output_padding, "output_padding", 0);
-  d.output_pad_h = oph;
-  d.output_pad_w = opw;
+  detail::set_output_padding(d, attributes.output_padding, "output_padding");
   detail::set_padding(d, transpose_padding(attributes, axis_of(d, true), axis_of(d, false)));
   return detail::run_once(Problem(std::move(d)), w, x, {}, attributes.threads);
 }

@@ -4,6 +4,8 @@
 // checked here, before a Problem is built, so the errors name TVM's argument names.
 #include "qconv/faces/qnn.hpp"
 
+#include <algorithm>
+#include <initializer_list>
 #include <string>
 
 #include "core/check.hpp"
@@ -65,6 +67,33 @@ void set_data_geometry(ProblemDesc& desc, const ConstTensorView& data) {
   desc.in_width = nchw ? data.dim(3) : data.dim(2);
   desc.input_dtype = data.dtype();
   desc.input_layout = data.layout();
+}
+
+// The layouts a convolution's attributes name.
+struct Layouts {
+  Layout data = Layout::NCHW;
+  Layout kernel = Layout::OIHW;
+  Layout out = Layout::NCHW;
+};
+
+// The attribute checks both convolutions make first, in this order: the layout strings (the
+// kernel's must be one of `kernel_layouts`, as `kernel_rule` says), out_dtype and the tensors'
+// layout tags.
+template <class Attrs>
+Layouts check_attributes(const Attrs& attrs, std::initializer_list<Layout> kernel_layouts,
+                         std::string_view kernel_rule, const ConstTensorView& data,
+                         const ConstTensorView& weight, std::string_view weight_name) {
+  Layouts layouts;
+  layouts.data = parse_activation_layout(attrs.data_layout, "data_layout");
+  layouts.kernel = parse_layout(attrs.kernel_layout, "kernel_layout");
+  require(std::find(kernel_layouts.begin(), kernel_layouts.end(), layouts.kernel) !=
+              kernel_layouts.end(),
+          "kernel_layout", attrs.kernel_layout, kernel_rule);
+  layouts.out = out_layout_of(attrs.out_layout, layouts.data);
+  require_int32_out_dtype(attrs.out_dtype);
+  require_layout_tag(data, layouts.data, "data", "data_layout");
+  require_layout_tag(weight, layouts.kernel, weight_name, "kernel_layout");
+  return layouts;
 }
 
 // groups >= 1 is checked first, before anything divides by it.
@@ -136,12 +165,8 @@ ProblemDesc describe(OpKind op, const ConstTensorView& data, const ConstTensorVi
   desc.groups = attrs.groups;
   desc.kernel_h = k.kh;
   desc.kernel_w = k.kw;
-  const auto [sh, sw] = detail::pair_from(attrs.strides, "strides", 1);
-  const auto [dh, dw] = detail::pair_from(attrs.dilation, "dilation", 1);
-  desc.stride_h = sh;
-  desc.stride_w = sw;
-  desc.dilation_h = dh;
-  desc.dilation_w = dw;
+  detail::set_stride(desc, attrs.strides, "strides");
+  detail::set_dilation(desc, attrs.dilation, "dilation");
   detail::set_padding(
       desc,
       detail::padding_from(attrs.padding, detail::PaddingOrder::top_left_bottom_right, "padding"));
@@ -203,16 +228,9 @@ Tensor conv2d(ConstTensorView data, ConstTensorView kernel, std::int32_t input_z
               const ZeroPoints& kernel_zero_point, double input_scale, const Scales& kernel_scale,
               std::array<std::int64_t, 2> kernel_size, std::int64_t channels,
               const Conv2DAttrs& attrs) {
-  const Layout data_layout = parse_activation_layout(attrs.data_layout, "data_layout");
-  const Layout kernel_layout = parse_layout(attrs.kernel_layout, "kernel_layout");
-  require(kernel_layout == Layout::OIHW || kernel_layout == Layout::OHWI ||
-              kernel_layout == Layout::HWIO || kernel_layout == Layout::HWOI,
-          "kernel_layout", attrs.kernel_layout, "qnn.conv2d kernels are OIHW, OHWI, HWIO or HWOI");
-  const Layout out_layout = out_layout_of(attrs.out_layout, data_layout);
-  require_int32_out_dtype(attrs.out_dtype);
-  require_layout_tag(data, data_layout, "data", "data_layout");
-  require_layout_tag(kernel, kernel_layout, "kernel", "kernel_layout");
-
+  const Layouts layouts =
+      check_attributes(attrs, {Layout::OIHW, Layout::OHWI, Layout::HWIO, Layout::HWOI},
+                       "qnn.conv2d kernels are OIHW, OHWI, HWIO or HWOI", data, kernel, "kernel");
   const std::int64_t in_channels = channels_of(data);
   require(attrs.groups >= 1, "groups", attrs.groups, "must be at least 1");
   const KernelDims k = conv_kernel_dims(kernel, attrs.groups, in_channels);
@@ -221,7 +239,7 @@ Tensor conv2d(ConstTensorView data, ConstTensorView kernel, std::int32_t input_z
   require_groups(attrs.groups, in_channels, channels);
   require_input_channels(k, attrs.groups, in_channels, kernel, "kernel");
 
-  ProblemDesc desc = describe(OpKind::conv2d, data, kernel, k, out_layout, attrs);
+  ProblemDesc desc = describe(OpKind::conv2d, data, kernel, k, layouts.out, attrs);
   set_quantization(desc, input_zero_point, kernel_zero_point, input_scale, kernel_scale);
   return detail::run_once(Problem(std::move(desc)), kernel, data, {}, attrs.threads);
 }
@@ -229,21 +247,15 @@ Tensor conv2d(ConstTensorView data, ConstTensorView kernel, std::int32_t input_z
 Tensor conv2d_transpose(ConstTensorView data, ConstTensorView weight, std::int32_t input_zero_point,
                         const ZeroPoints& kernel_zero_point, double input_scale,
                         const Scales& kernel_scale, const Conv2DTransposeAttrs& attrs) {
-  const Layout data_layout = parse_activation_layout(attrs.data_layout, "data_layout");
-  const Layout kernel_layout = parse_layout(attrs.kernel_layout, "kernel_layout");
-  require(kernel_layout == Layout::IOHW || kernel_layout == Layout::OIHW, "kernel_layout",
-          attrs.kernel_layout,
-          "qnn.conv2d_transpose weights are IOHW ([C_in, C_out/groups, kh, kw]) or OIHW");
-  const Layout out_layout = out_layout_of(attrs.out_layout, data_layout);
-  require_int32_out_dtype(attrs.out_dtype);
-  require_layout_tag(data, data_layout, "data", "data_layout");
-  require_layout_tag(weight, kernel_layout, "weight", "kernel_layout");
-
+  const Layouts layouts = check_attributes(
+      attrs, {Layout::IOHW, Layout::OIHW},
+      "qnn.conv2d_transpose weights are IOHW ([C_in, C_out/groups, kh, kw]) or OIHW", data, weight,
+      "weight");
   const std::int64_t in_channels = channels_of(data);
   require(attrs.groups >= 1, "groups", attrs.groups, "must be at least 1");
   const Shape& s = weight.shape();
   KernelDims k;
-  if (kernel_layout == Layout::IOHW) {
+  if (layouts.kernel == Layout::IOHW) {
     require<ShapeMismatch>(s[0] == in_channels, "weight.shape", to_string(s),
                            "IOHW is [C_in, C_out/groups, kh, kw]: C_in must equal the data's "
                            "channels " +
@@ -255,15 +267,13 @@ Tensor conv2d_transpose(ConstTensorView data, ConstTensorView weight, std::int32
   if (attrs.channels != 0) require_channels(attrs.channels, k, weight, "weight");
   if (!attrs.kernel_size.empty()) require_kernel_size(attrs.kernel_size, k, weight, "weight");
   require_groups(attrs.groups, in_channels, k.out_channels);
-  if (kernel_layout == Layout::OIHW) {
+  if (layouts.kernel == Layout::OIHW) {
     require_input_channels(k, attrs.groups, in_channels, weight, "weight");
   }
 
-  ProblemDesc desc = describe(OpKind::conv2d_transpose, data, weight, k, out_layout, attrs);
+  ProblemDesc desc = describe(OpKind::conv2d_transpose, data, weight, k, layouts.out, attrs);
   set_quantization(desc, input_zero_point, kernel_zero_point, input_scale, kernel_scale);
-  const auto [oph, opw] = detail::pair_from(attrs.output_padding, "output_padding", 0);
-  desc.output_pad_h = oph;
-  desc.output_pad_w = opw;
+  detail::set_output_padding(desc, attrs.output_padding, "output_padding");
   return detail::run_once(Problem(std::move(desc)), weight, data, {}, attrs.threads);
 }
 

@@ -84,10 +84,8 @@ ProblemDesc problem_desc(const Geometry& g, const WeightFormat& weights, bool ha
   d.groups = g.groups;
   d.kernel_h = g.kernel_size[0];
   d.kernel_w = g.kernel_size[1];
-  d.stride_h = g.stride[0];
-  d.stride_w = g.stride[1];
-  d.dilation_h = g.dilation[0];
-  d.dilation_w = g.dilation[1];
+  detail::set_stride(d, g.stride, "stride");
+  detail::set_dilation(d, g.dilation, "dilation");
   detail::set_padding(
       d, detail::padding_from(g.padding, detail::PaddingOrder::top_bottom_left_right, "padding"));
 
@@ -175,6 +173,26 @@ Conv2dResult run_prepared(ConstTensorView input_tensor, const PreparedWeights& w
   return result;
 }
 
+// prepare_conv_weights once the geometry arguments are collected.
+PreparedWeights prepare_weights(const QuantizedWeights& weight_tensor,
+                                const std::string& weights_format, const Geometry& geometry,
+                                bool has_bias, const Conv2dConfig& conv_config,
+                                const ComputeConfig& compute_config) {
+  const Problem problem(problem_desc(geometry, weight_format_of(weight_tensor, weights_format),
+                                     has_bias, conv_config, compute_config));
+  PrepareOptions options;
+  options.engine = conv_config.algorithm;
+  return PreparedWeights(Plan::prepare(problem, weight_tensor.values, options));
+}
+
+// prepare_conv_bias once the geometry arguments are collected.
+PreparedBias prepare_bias(ConstTensorView bias_tensor, const Geometry& geometry,
+                          const Conv2dConfig& conv_config, const ComputeConfig& compute_config) {
+  Problem problem(problem_desc(geometry, kBiasWeightFormat, true, conv_config, compute_config));
+  auto [s32, f32] = copy_bias(bias_tensor, problem);
+  return PreparedBias(std::move(problem), std::move(s32), std::move(f32));
+}
+
 }  // namespace
 
 PreparedWeights prepare_conv_weights(
@@ -184,22 +202,12 @@ PreparedWeights prepare_conv_weights(
     std::array<std::int64_t, 2> kernel_size, std::array<std::int64_t, 2> stride,
     const std::vector<std::int64_t>& padding, std::array<std::int64_t, 2> dilation, bool has_bias,
     std::int64_t groups, const Conv2dConfig& conv_config, const ComputeConfig& compute_config) {
-  const Geometry geometry{parse_layout(input_layout, "input_layout"),
-                          in_channels,
-                          out_channels,
-                          batch_size,
-                          input_height,
-                          input_width,
-                          kernel_size,
-                          stride,
-                          padding,
-                          dilation,
-                          groups};
-  const Problem problem(problem_desc(geometry, weight_format_of(weight_tensor, weights_format),
-                                     has_bias, conv_config, compute_config));
-  PrepareOptions options;
-  options.engine = conv_config.algorithm;
-  return PreparedWeights(Plan::prepare(problem, weight_tensor.values, options));
+  const Layout layout = parse_layout(input_layout, "input_layout");
+  const Geometry geometry{layout,       in_channels, out_channels, batch_size,
+                          input_height, input_width, kernel_size,  stride,
+                          padding,      dilation,    groups};
+  return prepare_weights(weight_tensor, weights_format, geometry, has_bias, conv_config,
+                         compute_config);
 }
 
 PreparedBias prepare_conv_bias(ConstTensorView bias_tensor, const std::string& input_layout,
@@ -211,20 +219,11 @@ PreparedBias prepare_conv_bias(ConstTensorView bias_tensor, const std::string& i
                                std::array<std::int64_t, 2> dilation, std::int64_t groups,
                                const Conv2dConfig& conv_config,
                                const ComputeConfig& compute_config) {
-  const Geometry geometry{parse_layout(input_layout, "input_layout"),
-                          in_channels,
-                          out_channels,
-                          batch_size,
-                          input_height,
-                          input_width,
-                          kernel_size,
-                          stride,
-                          padding,
-                          dilation,
-                          groups};
-  Problem problem(problem_desc(geometry, kBiasWeightFormat, true, conv_config, compute_config));
-  auto [s32, f32] = copy_bias(bias_tensor, problem);
-  return PreparedBias(std::move(problem), std::move(s32), std::move(f32));
+  const Layout layout = parse_layout(input_layout, "input_layout");
+  const Geometry geometry{layout,       in_channels, out_channels, batch_size,
+                          input_height, input_width, kernel_size,  stride,
+                          padding,      dilation,    groups};
+  return prepare_bias(bias_tensor, geometry, conv_config, compute_config);
 }
 
 Conv2dResult conv2d(ConstTensorView input_tensor, const PreparedWeights& weight_tensor,
@@ -252,21 +251,17 @@ Conv2dResult conv2d(ConstTensorView input_tensor, const QuantizedWeights& weight
                     std::optional<ConstTensorView> bias_tensor, const Conv2dConfig& conv_config,
                     const ComputeConfig& compute_config, bool return_output_dim,
                     bool return_weights_and_bias) {
-  const std::string input_layout(to_string(input_tensor.layout()));
+  // Prepared, then run, with the one geometry: the input tensor's layout is the input layout.
+  const Geometry geometry{
+      input_tensor.layout(), in_channels, out_channels, batch_size, input_height, input_width,
+      kernel_size,           stride,      padding,      dilation,   groups};
   const PreparedWeights weights =
-      prepare_conv_weights(weight_tensor, input_layout, weights_format, in_channels, out_channels,
-                           batch_size, input_height, input_width, kernel_size, stride, padding,
-                           dilation, bias_tensor.has_value(), groups, conv_config, compute_config);
+      prepare_weights(weight_tensor, weights_format, geometry, bias_tensor.has_value(), conv_config,
+                      compute_config);
   std::optional<PreparedBias> bias;
-  if (bias_tensor) {
-    bias = prepare_conv_bias(*bias_tensor, input_layout, in_channels, out_channels, batch_size,
-                             input_height, input_width, kernel_size, stride, padding, dilation,
-                             groups, conv_config, compute_config);
-  }
-  return conv2d(input_tensor, weights, in_channels, out_channels, batch_size, input_height,
-                input_width, kernel_size, stride, padding, dilation, groups,
-                bias ? &*bias : nullptr, conv_config, compute_config, return_output_dim,
-                return_weights_and_bias);
+  if (bias_tensor) bias = prepare_bias(*bias_tensor, geometry, conv_config, compute_config);
+  return run_prepared(input_tensor, weights, geometry, bias ? &*bias : nullptr, conv_config,
+                      compute_config, return_output_dim, return_weights_and_bias);
 }
 
 }  // namespace qconv::ttnn

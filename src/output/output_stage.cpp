@@ -179,7 +179,8 @@ OutputStage::OutputStage(const ProblemDesc& d, BiasView bias)
       case SchemeKind::tvm_f32: {
         const float si = f32(sx) * f32(sw);
         require_multiplier(si, "input_scale*weight_scale", o);
-        const double m = static_cast<double>(si) / sy;
+        // TVM holds scales as float32 constants: sy is a binary32 value before it is widened.
+        const double m = static_cast<double>(si) / static_cast<double>(f32(sy));
         require_multiplier(m, "output_multiplier", o);
         const FixedPointMultiplier fpm = quantize_multiplier(m);
         c.q31 = fpm.q31;
@@ -190,7 +191,11 @@ OutputStage::OutputStage(const ProblemDesc& d, BiasView bias)
       }
       case SchemeKind::tflite:
       case SchemeKind::tflite_single: {
-        const FixedPointMultiplier fpm = tflite_multiplier(d, o, sx * sw / sy);
+        // TFLite stores scales as float32 and widens them: f64(sx)·f64(sw[o])/f64(sy).
+        const FixedPointMultiplier fpm =
+            tflite_multiplier(d, o,
+                              static_cast<double>(f32(sx)) * static_cast<double>(f32(sw)) /
+                                  static_cast<double>(f32(sy)));
         c.q31 = fpm.q31;
         c.shift = fpm.exponent;
         break;
@@ -213,7 +218,7 @@ OutputStage OutputStage::for_requantize(SchemeKind kind, Rounding rounding,
   for (std::size_t i = 0; i < input_scales.size(); ++i) {
     const auto o = static_cast<std::int64_t>(i);
     const float si = f32(input_scales[i]);
-    const double m = static_cast<double>(si) / output_scale;
+    const double m = static_cast<double>(si) / static_cast<double>(f32(output_scale));
     require_multiplier(m, "input_scale/output_scale", o);
     const FixedPointMultiplier fpm = quantize_multiplier(m);
     ChannelConstants c;
