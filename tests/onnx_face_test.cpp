@@ -321,7 +321,7 @@ TEST(OnnxErrors, QLinearConvOutputTypeAndBias) {
                            view(kZpW, Layout::OIHW, {2, 1, 1, 2}), {0.25}, {0}, 1.0, 0,
                            std::span<const std::int32_t>(short_bias));
       },
-      {"bias.size = 1: needs out_channels = 2"}));
+      {"B.size = 1: QLinearConv's B holds one value per output channel (2)"}));
 }
 
 TEST(OnnxErrors, ConvTransposeRules) {

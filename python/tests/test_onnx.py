@@ -100,5 +100,5 @@ def test_errors_name_onnx_attributes():
     with pytest.raises(qconv.ShapeMismatch, match="kernel_shape"):
         onnx.conv_integer(X, ONES_2X2, 10, kernel_shape=[3, 3])
     # The length check is the plan's, which calls B "bias".
-    with pytest.raises(qconv.ShapeMismatch, match="bias.size = 3"):
+    with pytest.raises(qconv.ShapeMismatch, match="B.size = 3"):
         onnx.qlinear_conv(X, 1.0, 10, ONES_2X2, 1.0, 0, 1.0, np.uint8(0), B=np.zeros(3, np.int32))

@@ -211,6 +211,10 @@ Tensor qlinear_conv(ConstTensorView x, double x_scale, std::int32_t x_zero_point
   d.output_dtype = y_dtype;
   d.scheme.kind = SchemeKind::onnx;
   d.has_bias = B.has_value();
+  require<ShapeMismatch>(!B || static_cast<std::int64_t>(B->size()) == d.out_channels, "B.size",
+                         B ? B->size() : 0,
+                         "QLinearConv's B holds one value per output channel (" +
+                             std::to_string(d.out_channels) + ")");
   const BiasView bias = B ? BiasView(*B) : BiasView();
   return detail::run_once(Problem(std::move(d)), w, x, bias, attributes.threads);
 }
