@@ -147,7 +147,7 @@ Plan::Impl::Impl(Problem problem_, const detail::Engine& engine_, std::string re
 }
 
 Plan detail::prepare_plan(const Problem& problem, const CanonicalWeights& weights,
-                          const PrepareOptions& options) {
+                          const PrepareOptions& options, std::string_view context) {
   std::string refusals;
   const Engine* chosen = nullptr;
   std::string reason;
@@ -159,8 +159,8 @@ Plan detail::prepare_plan(const Problem& problem, const CanonicalWeights& weight
       continue;
     }
     chosen = engine;
-    reason = refusals.empty() ? "first engine able to run the problem"
-                              : "faster engines declined: " + refusals;
+    reason = std::string(context) + (refusals.empty() ? "first engine able to run the problem"
+                                                      : "faster engines declined: " + refusals);
     break;
   }
   if (chosen == nullptr) {

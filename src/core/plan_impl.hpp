@@ -38,8 +38,9 @@ namespace detail {
 
 // Chooses the engine (PrepareOptions::engine) and packs `weights` for it: Plan::prepare once the
 // weight tensor is checked and in canonical order, and a file's original weights when re-packing.
+// `context` is put before the reason the engine was chosen (Plan::describe).
 Plan prepare_plan(const Problem& problem, const CanonicalWeights& weights,
-                  const PrepareOptions& options);
+                  const PrepareOptions& options, std::string_view context = {});
 
 }  // namespace detail
 }  // namespace qconv
