@@ -63,8 +63,12 @@ class ByteReader {
  public:
   explicit ByteReader(std::span<const std::byte> bytes) : bytes_(bytes) {}
 
-  // The size the file says it has: when it holds fewer bytes, running out says "truncated".
-  void set_declared_size(std::uint64_t size) { declared_size_ = size; }
+  // The size the file says it has. Running out of bytes means the file is truncated while that size
+  // is unknown or larger than the bytes given, and that a stored length is wrong otherwise.
+  void set_declared_size(std::uint64_t size) {
+    declared_size_ = size;
+    declared_size_known_ = true;
+  }
 
   std::span<const std::byte> take(std::size_t count, std::string_view field) {
     if (count > remaining()) truncated(count, field);
@@ -121,6 +125,8 @@ class ByteReader {
     const std::string need = "this field needs " + std::to_string(needed) + " bytes at offset " +
                              std::to_string(offset_) + ", the file ends at byte " +
                              std::to_string(bytes_.size());
+    if (!declared_size_known_)
+      fail<FormatError>(field, "(cut off)", "the file is truncated: " + need);
     if (declared_size_ > bytes_.size()) {
       fail<FormatError>(field, "(cut off)",
                         "the file is truncated: " + need + " of the " +
@@ -133,6 +139,7 @@ class ByteReader {
   std::span<const std::byte> bytes_;
   std::size_t offset_ = 0;
   std::uint64_t declared_size_ = 0;
+  bool declared_size_known_ = false;
 };
 
 }  // namespace qconv::detail

@@ -215,6 +215,7 @@ std::uint32_t check_envelope(ByteReader& r, std::span<const std::byte> bytes) {
                           std::to_string(kOldestFormatVersion) + "): corrupted file");
   }
   const std::uint64_t declared = r.u64("file_size");
+  r.set_declared_size(declared);
   if (declared < bytes.size()) {
     fail<FormatError>("file_size", declared,
                       "the file holds " + std::to_string(bytes.size()) +
@@ -223,7 +224,6 @@ std::uint32_t check_envelope(ByteReader& r, std::span<const std::byte> bytes) {
   }
   if (declared > bytes.size()) {
     // Name the field the file was cut in: reading the fields runs out of bytes there.
-    r.set_declared_size(declared);
     ByteReader probe = r;
     (void)read_fields(probe);
     fail<FormatError>("file_size", declared,
