@@ -47,17 +47,15 @@ struct Fixture {
   qconv::Problem problem = shared_problem();
   std::vector<std::uint8_t> weights = random_bytes(16 * 9 * 16, 5);
   qconv::Plan plan = qconv::Plan::prepare(
-      problem, {std::span<const std::uint8_t>(weights), DType::s8, Layout::OHWI,
-                problem.weight_shape()});
+      problem,
+      {std::span<const std::uint8_t>(weights), DType::s8, Layout::OHWI, problem.weight_shape()});
   std::vector<float> bias = [] {
     std::vector<float> b(16);
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = 0.25f * static_cast<float>(i) - 2.0f;
     return b;
   }();
 
-  std::vector<std::uint8_t> input(unsigned seed) const {
-    return random_bytes(12 * 12 * 16, seed);
-  }
+  std::vector<std::uint8_t> input(unsigned seed) const { return random_bytes(12 * 12 * 16, seed); }
   std::vector<std::uint8_t> run(const std::vector<std::uint8_t>& x, int threads) const {
     std::vector<std::uint8_t> y(12 * 12 * 16, 0);
     plan.execute({std::span<const std::uint8_t>(x), DType::u8, Layout::NHWC, {1, 12, 12, 16}},
@@ -114,8 +112,8 @@ TEST(Concurrency, APreparedBiasIsSharedBetweenThreads) {
       callers.emplace_back([&, t] {
         std::vector<std::uint8_t> y(expected.size());
         f.plan.execute({std::span<const std::uint8_t>(x), DType::u8, Layout::NHWC, {1, 12, 12, 16}},
-                       {std::span<std::uint8_t>(y), DType::u8, Layout::NHWC, {1, 12, 12, 16}},
-                       bias, {1 + t % 2, std::nullopt});
+                       {std::span<std::uint8_t>(y), DType::u8, Layout::NHWC, {1, 12, 12, 16}}, bias,
+                       {1 + t % 2, std::nullopt});
         if (y != expected) ++mismatches;
       });
     }

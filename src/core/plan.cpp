@@ -23,7 +23,9 @@ using detail::require;
 namespace {
 
 // dtype and layout; messages are built only on failure, so a call that passes allocates nothing.
-void check_kind(const ConstTensorView& view, std::string_view field, DType dtype, Layout layout) {
+// (Templates, so that a TensorView is not copied into a ConstTensorView with its Shape.)
+template <class View>
+void check_kind(const View& view, std::string_view field, DType dtype, Layout layout) {
   if (view.empty()) fail<ShapeMismatch>(field, "empty view", "a tensor is required");
   if (view.dtype() != dtype) {
     fail<ShapeMismatch>(std::string(field) + ".dtype", to_string(view.dtype()),
@@ -35,7 +37,8 @@ void check_kind(const ConstTensorView& view, std::string_view field, DType dtype
   }
 }
 
-void check_shape(const ConstTensorView& view, std::string_view field, const Shape& expected) {
+template <class View>
+void check_shape(const View& view, std::string_view field, const Shape& expected) {
   if (view.shape() != expected) {
     fail<ShapeMismatch>(std::string(field) + ".shape", to_string(view.shape()),
                         "the problem needs " + to_string(expected));
@@ -44,8 +47,9 @@ void check_shape(const ConstTensorView& view, std::string_view field, const Shap
 
 // An activation tensor for `batch` images, compared with the problem's shape for one image so that
 // no Shape is built unless the check fails.
-void check_activation(const ConstTensorView& view, std::string_view field, DType dtype,
-                      Layout layout, const Shape& shape_batch1, std::int64_t batch) {
+template <class View>
+void check_activation(const View& view, std::string_view field, DType dtype, Layout layout,
+                      const Shape& shape_batch1, std::int64_t batch) {
   check_kind(view, field, dtype, layout);
   const Shape& given = view.shape();
   if (given.size() == shape_batch1.size() && given[0] == batch &&
