@@ -391,6 +391,28 @@ TEST(Serialize, InvalidProblemWithAGoodChecksumIsAFormatError) {
   EXPECT_EQ(load_error(file).rfind("problem.op = 7", 0), 0u);
 }
 
+TEST(Serialize, HugeSizesAreRefusedBeforeAnythingIsSizedByThem) {
+  const Bytes file = qconv::serialize(prepare(grouped_problem()).plan);
+  const std::size_t problem = header_offsets(file).problem;
+  const std::size_t in_channels = problem + 9, out_channels = problem + 33, groups = problem + 41;
+  Bytes bad = file;
+  write_le(bad, out_channels, 0x7fffffff, 8);  // valid for a Problem, but not for 72 bytes
+  reseal(bad);
+  EXPECT_EQ(load_error(bad).rfind("problem.out_channels = 2147483647: more output channels", 0), 0u)
+      << load_error(bad);
+  bad = file;
+  write_le(bad, in_channels, 0x7ffffffe, 8);
+  write_le(bad, groups, 1, 8);
+  reseal(bad);
+  EXPECT_EQ(load_error(bad).rfind("packed_weights.size = 72: fewer bytes", 0), 0u)
+      << load_error(bad);
+  bad = file;
+  write_le(bad, in_channels, 1ull << 62, 8);  // beyond every size: Problem names it
+  reseal(bad);
+  EXPECT_EQ(load_error(bad).rfind("problem.in_channels = 4611686018427387904", 0), 0u)
+      << load_error(bad);
+}
+
 TEST(Serialize, TrailingBytesAndLyingLengthsAreRefused) {
   const Bytes file = qconv::serialize(prepare(grouped_problem()).plan);
   Bytes longer = file;

@@ -282,7 +282,31 @@ std::string why_packed_unusable(const FileFields& f, CpuFeatures host) {
   return {};
 }
 
+// Every engine's packed form holds at least one byte per weight (a format rule), so a problem with
+// more weights than the file has packed bytes is refused before it sizes anything: validating a
+// Problem derives a table per output channel.
+void check_weights_fit(const ProblemDesc& d, std::size_t packed_bytes) {
+  const auto packed = static_cast<__int128>(packed_bytes);
+  if (d.out_channels > packed) {
+    fail<FormatError>("problem.out_channels", d.out_channels,
+                      "more output channels than the " + std::to_string(packed_bytes) +
+                          " bytes of packed weights can hold: corrupted file");
+  }
+  // Problem validation names a size outside [1, 2^31 - 1]; within it, the product fits in 124 bits.
+  constexpr std::int64_t kMaxSize = 0x7fffffff;
+  for (std::int64_t v : {d.out_channels, d.in_channels, d.groups, d.kernel_h, d.kernel_w}) {
+    if (v < 1 || v > kMaxSize) return;
+  }
+  const __int128 count =
+      static_cast<__int128>(d.out_channels) * (d.in_channels / d.groups) * d.kernel_h * d.kernel_w;
+  if (count > packed) {
+    fail<FormatError>("packed_weights.size", packed_bytes,
+                      "fewer bytes than the problem has weights: corrupted file");
+  }
+}
+
 Plan build_plan(const FileFields& f, CpuFeatures host) {
+  check_weights_fit(f.problem, f.packed_weights.size());
   Problem problem = [&] {
     try {
       return Problem(f.problem);

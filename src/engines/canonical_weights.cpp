@@ -61,13 +61,15 @@ CanonicalWeights::CanonicalWeights(const Problem& p, ConstTensorView weights)
 
 CanonicalWeights CanonicalWeights::from_bytes(const Problem& p, std::span<const std::byte> bytes,
                                               std::string_view field) {
-  CanonicalWeights weights(p);
-  if (bytes.size() != weights.values_.size()) {
+  // Compared before anything is allocated: a file cannot make this reserve more than it holds.
+  const auto count = static_cast<std::size_t>(p.desc().out_channels * p.reduction_size());
+  if (bytes.size() != count) {
     fail<FormatError>(std::string(field) + ".size", bytes.size(),
-                      "the problem has " + std::to_string(weights.values_.size()) +
+                      "the problem has " + std::to_string(count) +
                           " weights (out_channels * in_channels/groups * kernel_h * kernel_w), "
                           "one byte each");
   }
+  CanonicalWeights weights(p);
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     const auto byte = static_cast<std::uint8_t>(bytes[i]);
     weights.values_[i] = weights.dtype_ == DType::u8 ? std::int16_t{byte}
