@@ -1,5 +1,6 @@
 #include "fuzz_case.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -103,8 +104,9 @@ FuzzCase decode_case(std::span<const std::uint8_t> bytes) {
   d.pad_left = size(in, wild, 0, 3);
   d.pad_right = size(in, wild, 0, 3);
   if (d.op == OpKind::conv2d_transpose) {
-    d.output_pad_h = size(in, wild, 0, 2);
-    d.output_pad_w = size(in, wild, 0, 2);
+    // Valid below max(stride, dilation); wild mode also tries that bound itself.
+    d.output_pad_h = size(in, wild, 0, std::max(d.stride_h, d.dilation_h) - (wild ? 0 : 1));
+    d.output_pad_w = size(in, wild, 0, std::max(d.stride_w, d.dilation_w) - (wild ? 0 : 1));
   }
 
   d.scheme.kind = in.pick({SchemeKind::int32, SchemeKind::fbgemm, SchemeKind::qnnpack,
@@ -119,7 +121,10 @@ FuzzCase decode_case(std::span<const std::uint8_t> bytes) {
   d.input_layout = in.pick({Layout::NHWC, Layout::NCHW});
   d.output_layout = in.pick({Layout::NHWC, Layout::NCHW});
   if (d.op == OpKind::conv2d) {
-    d.weight_layout = in.pick({Layout::OHWI, Layout::OIHW, Layout::HWIO, Layout::HWOI});
+    const bool depthwise = d.groups == d.in_channels;  // HWOI is for depthwise problems only
+    d.weight_layout = depthwise || wild
+                          ? in.pick({Layout::OHWI, Layout::OIHW, Layout::HWIO, Layout::HWOI})
+                          : in.pick({Layout::OHWI, Layout::OIHW, Layout::HWIO});
   } else {
     d.weight_layout = in.pick({Layout::IOHW, Layout::OIHW});
   }
