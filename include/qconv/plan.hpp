@@ -104,11 +104,9 @@ class Plan {
 
 // A bias checked against one Plan and folded into its output stage (Plan::prepare_bias).
 // Immutable: one PreparedBias may be used by many threads at once. It keeps the plan's prepared
-// state alive. Default-constructed, it belongs to no plan and every execute() refuses it.
+// state alive. Only prepare_bias makes one (no default constructor, so that `execute(x, y, {})`
+// still means "no bias"); a moved-from one belongs to no plan and every execute() refuses it.
 class PreparedBias {
- public:
-  PreparedBias() = default;
-
  private:
   friend class Plan;
   PreparedBias(std::shared_ptr<const Plan::Impl> plan,

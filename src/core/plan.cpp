@@ -308,7 +308,7 @@ void Plan::execute(const ConstTensorView& input, const TensorView& output, const
   const CheckedCall call = check_call(*impl_, input, output, options);
   if (bias.plan_ != impl_) {
     throw PreparedMismatch(
-        "bias: prepared for another plan (or default-constructed); prepare it with this plan's "
+        "bias: prepared for another plan (or moved from); prepare it with this plan's "
         "prepare_bias()");
   }
   run(*impl_, call, input, output, *bias.stage_, options);
