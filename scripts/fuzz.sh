@@ -5,7 +5,9 @@
 #   scripts/fuzz.sh SECONDS
 #
 # Exits non-zero on any crash, leak, sanitizer report, timeout or engine disagreement; the input
-# that caused it is written to build-fuzz/artifacts/ (replay it: build-fuzz/fuzz/<name> <file>).
+# that caused it is written to build-fuzz/artifacts/ (replay it: build-fuzz/fuzz/<name> <file>);
+# once fixed, copy it to fuzz/regressions/<problem|load>/, where qconv_tests replays it.
+# The seed corpora are regenerated with build-fuzz/fuzz/make_corpus fuzz/corpus.
 set -euo pipefail
 seconds="${1:?usage: scripts/fuzz.sh SECONDS}"
 cd "$(dirname "$0")/.."
