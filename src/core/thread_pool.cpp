@@ -17,7 +17,7 @@ struct ThreadPool::Job {
   int helpers_active = 0;                   // workers inside work_on (guarded by mutex_)
   bool queued = false;                      // guarded by mutex_
   Job* next = nullptr;                      // guarded by mutex_
-  std::exception_ptr error;                 // first exception thrown by a body (guarded by mutex_)
+  std::exception_ptr error = nullptr;       // first exception thrown by a body (guarded by mutex_)
 };
 
 ThreadPool& ThreadPool::instance() {
@@ -106,8 +106,11 @@ void ThreadPool::run(int threads, std::int64_t count, Body body, const void* con
   // A few chunks per thread, so that a thread delayed by another caller's work holds up little.
   const std::int64_t chunks = std::min(count, parallelism * 4);
   const int helpers = static_cast<int>(std::min(parallelism, chunks) - 1);
-  Job job{body,  context, count,  (count + chunks - 1) / chunks, {0}, helpers, 0,
-          false, nullptr, nullptr};
+  Job job{.body = body,
+          .context = context,
+          .count = count,
+          .chunk = (count + chunks - 1) / chunks,
+          .helpers_wanted = helpers};
   {
     const std::lock_guard lock(mutex_);
     job.queued = true;
