@@ -16,7 +16,8 @@ std::vector<std::filesystem::path> inputs(const char* fuzzer) {
   std::vector<std::filesystem::path> out;
   for (const auto& entry : std::filesystem::directory_iterator(
            std::filesystem::path(QCONV_FUZZ_REGRESSIONS) / fuzzer)) {
-    if (entry.is_regular_file()) out.push_back(entry.path());
+    const bool hidden = entry.path().filename().string().starts_with(".");  // .gitkeep
+    if (entry.is_regular_file() && !hidden) out.push_back(entry.path());
   }
   return out;
 }
