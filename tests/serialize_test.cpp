@@ -314,6 +314,8 @@ TEST(Serialize, WrongMagicIsNotAQconvFile) {
   const std::string message = load_error(file);
   EXPECT_EQ(message.rfind("magic = \"PCONVPLN\"", 0), 0u) << message;
   EXPECT_NE(message.find("not a qconv prepared-weights file"), std::string::npos);
+  file[1] = std::byte{0x01};  // unprintable bytes are shown escaped
+  EXPECT_EQ(load_error(file).rfind("magic = \"P\\x01ONVPLN\"", 0), 0u) << load_error(file);
 }
 
 TEST(Serialize, NewerVersionAsksForAnUpgrade) {

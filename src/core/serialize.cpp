@@ -195,8 +195,12 @@ std::uint32_t check_envelope(ByteReader& r, std::span<const std::byte> bytes) {
     std::string shown;
     for (std::byte b : magic) {
       const auto c = static_cast<unsigned char>(b);
-      shown +=
-          (c >= 32 && c < 127) ? std::string(1, static_cast<char>(c)) : "\\x" + hex(c).substr(2);
+      constexpr char kDigits[] = "0123456789abcdef";
+      if (c >= 32 && c < 127) {
+        shown += static_cast<char>(c);
+      } else {
+        shown += {'\\', 'x', kDigits[c >> 4], kDigits[c & 15]};
+      }
     }
     fail<FormatError>("magic", '"' + shown + '"',
                       "not a qconv prepared-weights file (those begin with \"QCONVPLN\")");
