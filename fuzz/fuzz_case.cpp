@@ -105,8 +105,12 @@ FuzzCase decode_case(std::span<const std::uint8_t> bytes) {
   d.pad_right = size(in, wild, 0, 3);
   if (d.op == OpKind::conv2d_transpose) {
     // Valid below max(stride, dilation); wild mode also tries that bound itself.
-    d.output_pad_h = size(in, wild, 0, std::max(d.stride_h, d.dilation_h) - (wild ? 0 : 1));
-    d.output_pad_w = size(in, wild, 0, std::max(d.stride_w, d.dilation_w) - (wild ? 0 : 1));
+    // (Wild strides and dilations may be 0 or negative: the range stays at least [0, 0].)
+    const auto limit = [&](std::int64_t stride, std::int64_t dilation) {
+      return std::max<std::int64_t>(0, std::max(stride, dilation) - (wild ? 0 : 1));
+    };
+    d.output_pad_h = size(in, wild, 0, limit(d.stride_h, d.dilation_h));
+    d.output_pad_w = size(in, wild, 0, limit(d.stride_w, d.dilation_w));
   }
 
   d.scheme.kind = in.pick({SchemeKind::int32, SchemeKind::fbgemm, SchemeKind::qnnpack,
