@@ -5,6 +5,11 @@
 //   - the batch size (taken from the input tensor's N dimension),
 //   - the input zero point (RunOptions::input_zero_point), re-checked against the overflow bound.
 // Anything else that differs is refused with PreparedMismatch naming the field.
+//
+// Allocation: once a Plan has run with a given thread count, executing it again into a caller's
+// output allocates nothing on the heap, with no bias, or with a bias prepared once by
+// prepare_bias(). A bias given as a BiasView is checked and folded into the output scheme's
+// per-channel constants on every call, which allocates those constants.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +23,12 @@
 #include "qconv/tensor.hpp"
 
 namespace qconv {
+
+namespace detail {
+class OutputStage;
+}  // namespace detail
+
+class PreparedBias;
 
 // An optional bias: s32 values for the schemes that add it to the accumulator, float values for
 // the PyTorch schemes (takes_float_bias). One value per output channel.
@@ -68,10 +79,20 @@ class Plan {
   // Runs the convolution. Every argument is checked before anything is written: the input's and
   // output's dtype, layout, shape (batch free) and buffer size, the bias kind and length, the
   // input zero point. On any error the output is untouched.
-  void execute(ConstTensorView input, TensorView output, BiasView bias = {},
+  void execute(const ConstTensorView& input, const TensorView& output, BiasView bias = {},
+               const RunOptions& options = {}) const;
+  // As above with a bias prepared by this plan's prepare_bias(): no per-call derivation, no
+  // allocation. A PreparedBias from another Plan is refused with PreparedMismatch.
+  void execute(const ConstTensorView& input, const TensorView& output, const PreparedBias& bias,
                const RunOptions& options = {}) const;
   // As above, allocating the output.
-  Tensor execute(ConstTensorView input, BiasView bias = {}, const RunOptions& options = {}) const;
+  Tensor execute(const ConstTensorView& input, BiasView bias = {},
+                 const RunOptions& options = {}) const;
+
+  // Checks the bias as execute() does (kind, length; none when the plan has no bias) and folds it
+  // into the output scheme's per-channel constants once. The values are copied into those
+  // constants: the caller's buffer may change or go away afterwards.
+  PreparedBias prepare_bias(BiasView bias) const;
 
   struct Impl;
   explicit Plan(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
@@ -79,6 +100,21 @@ class Plan {
 
  private:
   std::shared_ptr<const Impl> impl_;
+};
+
+// A bias checked against one Plan and folded into its output stage (Plan::prepare_bias).
+// Immutable: one PreparedBias may be used by many threads at once. It keeps the plan's prepared
+// state alive. Only prepare_bias makes one (no default constructor, so that `execute(x, y, {})`
+// still means "no bias"); a moved-from one belongs to no plan and every execute() refuses it.
+class PreparedBias {
+ private:
+  friend class Plan;
+  PreparedBias(std::shared_ptr<const Plan::Impl> plan,
+               std::shared_ptr<const detail::OutputStage> stage)
+      : plan_(std::move(plan)), stage_(std::move(stage)) {}
+
+  std::shared_ptr<const Plan::Impl> plan_;
+  std::shared_ptr<const detail::OutputStage> stage_;
 };
 
 }  // namespace qconv

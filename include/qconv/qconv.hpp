@@ -9,5 +9,6 @@
 #include "qconv/plan.hpp"
 #include "qconv/problem.hpp"
 #include "qconv/scheme.hpp"
+#include "qconv/serialize.hpp"
 #include "qconv/tensor.hpp"
 #include "qconv/types.hpp"

@@ -1,11 +1,14 @@
-// Splits [0, count) into contiguous chunks run on up to `threads` threads. Each index is handled
-// by exactly one call, so results never depend on the thread count.
+// Splits [0, count) into contiguous chunks run on up to `threads` threads of the library's
+// persistent pool (src/core/thread_pool.hpp). Each index is handled by exactly one call, so results
+// never depend on the thread count; after the pool has grown to `threads`, a call allocates
+// nothing.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <thread>
-#include <vector>
+
+#include "core/thread_pool.hpp"
 
 namespace qconv::detail {
 
@@ -16,20 +19,12 @@ inline int resolve_threads(int requested) {
 
 template <class Body>  // Body: void(std::int64_t begin, std::int64_t end)
 void parallel_for(int threads, std::int64_t count, const Body& body) {
-  const std::int64_t workers = std::min<std::int64_t>(std::max(threads, 1), count);
-  if (workers <= 1) {
-    if (count > 0) body(0, count);
-    return;
-  }
-  std::vector<std::jthread> pool;
-  pool.reserve(static_cast<std::size_t>(workers - 1));
-  const std::int64_t chunk = (count + workers - 1) / workers;
-  for (std::int64_t w = 1; w < workers; ++w) {
-    const std::int64_t begin = w * chunk;
-    const std::int64_t end = std::min(count, begin + chunk);
-    if (begin < end) pool.emplace_back([&body, begin, end] { body(begin, end); });
-  }
-  body(0, std::min(count, chunk));
+  ThreadPool::instance().run(
+      threads, count,
+      [](const void* context, std::int64_t begin, std::int64_t end) {
+        (*static_cast<const Body*>(context))(begin, end);
+      },
+      &body);
 }
 
 }  // namespace qconv::detail

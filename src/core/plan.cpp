@@ -22,17 +22,43 @@ using detail::require;
 
 namespace {
 
-void check_tensor(const ConstTensorView& view, std::string_view field, DType dtype, Layout layout,
-                  const Shape& shape) {
-  require<ShapeMismatch>(!view.empty(), field, "empty view", "a tensor is required");
-  require<ShapeMismatch>(view.dtype() == dtype, std::string(field) + ".dtype",
-                         to_string(view.dtype()),
-                         "the problem needs " + std::string(to_string(dtype)));
-  require<ShapeMismatch>(view.layout() == layout, std::string(field) + ".layout",
-                         to_string(view.layout()),
-                         "the problem needs " + std::string(to_string(layout)));
-  require<ShapeMismatch>(view.shape() == shape, std::string(field) + ".shape",
-                         to_string(view.shape()), "the problem needs " + to_string(shape));
+// dtype and layout; messages are built only on failure, so a call that passes allocates nothing.
+// (Templates, so that a TensorView is not copied into a ConstTensorView with its Shape.)
+template <class View>
+void check_kind(const View& view, std::string_view field, DType dtype, Layout layout) {
+  if (view.empty()) fail<ShapeMismatch>(field, "empty view", "a tensor is required");
+  if (view.dtype() != dtype) {
+    fail<ShapeMismatch>(std::string(field) + ".dtype", to_string(view.dtype()),
+                        "the problem needs " + std::string(to_string(dtype)));
+  }
+  if (view.layout() != layout) {
+    fail<ShapeMismatch>(std::string(field) + ".layout", to_string(view.layout()),
+                        "the problem needs " + std::string(to_string(layout)));
+  }
+}
+
+template <class View>
+void check_shape(const View& view, std::string_view field, const Shape& expected) {
+  if (view.shape() != expected) {
+    fail<ShapeMismatch>(std::string(field) + ".shape", to_string(view.shape()),
+                        "the problem needs " + to_string(expected));
+  }
+}
+
+// An activation tensor for `batch` images, compared with the problem's shape for one image so that
+// no Shape is built unless the check fails.
+template <class View>
+void check_activation(const View& view, std::string_view field, DType dtype, Layout layout,
+                      const Shape& shape_batch1, std::int64_t batch) {
+  check_kind(view, field, dtype, layout);
+  const Shape& given = view.shape();
+  if (given.size() == shape_batch1.size() && given[0] == batch &&
+      std::equal(given.begin() + 1, given.end(), shape_batch1.begin() + 1)) {
+    return;
+  }
+  Shape expected = shape_batch1;
+  expected[0] = batch;
+  check_shape(view, field, expected);
 }
 
 // max |x − zx| over every value of the input dtype.
@@ -92,51 +118,73 @@ void check_bias(const Problem& p, BiasView bias) {
   }
   require(bias.present(), "bias", "none", "the plan was prepared with has_bias = true");
   const bool want_float = takes_float_bias(d.scheme.kind);
-  require<ShapeMismatch>(bias.is_float() == want_float, "bias.dtype",
-                         bias.is_float() ? "f32" : "s32",
-                         "scheme " + std::string(to_string(d.scheme.kind)) + " takes a " +
-                             (want_float ? "float" : "s32") + " bias");
-  require<ShapeMismatch>(static_cast<std::int64_t>(bias.size()) == d.out_channels, "bias.size",
-                         bias.size(), "needs out_channels = " + std::to_string(d.out_channels));
+  if (bias.is_float() != want_float) {
+    fail<ShapeMismatch>("bias.dtype", bias.is_float() ? "f32" : "s32",
+                        "scheme " + std::string(to_string(d.scheme.kind)) + " takes a " +
+                            (want_float ? "float" : "s32") + " bias");
+  }
+  if (static_cast<std::int64_t>(bias.size()) != d.out_channels) {
+    fail<ShapeMismatch>("bias.size", bias.size(),
+                        "needs out_channels = " + std::to_string(d.out_channels));
+  }
 }
 
 }  // namespace
 
-Plan Plan::prepare(const Problem& problem, ConstTensorView weights, const PrepareOptions& options) {
+Plan::Impl::Impl(Problem problem_, const detail::Engine& engine_, std::string reason_,
+                 std::unique_ptr<detail::PreparedKernel> kernel_,
+                 const detail::CanonicalWeights& weights)
+    : problem(std::move(problem_)),
+      engine(&engine_),
+      reason(std::move(reason_)),
+      kernel(std::move(kernel_)),
+      input_shape_batch1(problem.input_shape(1)),
+      output_shape_batch1(problem.output_shape(1)),
+      no_bias_stage(problem.desc(), BiasView{}) {
   const auto& d = problem.desc();
-  check_tensor(weights, "weight", d.weight_dtype, d.weight_layout, problem.weight_shape());
-  const detail::CanonicalWeights canonical(problem, weights);
-
-  auto impl = std::make_shared<Impl>(Impl{problem, {}, 0, nullptr, {}, nullptr});
-  impl->abs_weight_sums.resize(static_cast<std::size_t>(d.out_channels));
+  abs_weight_sums.resize(static_cast<std::size_t>(d.out_channels));
   for (std::int64_t o = 0; o < d.out_channels; ++o) {
     std::int64_t sum = 0;
-    for (std::int16_t w : canonical.channel(o)) sum += std::abs(w - problem.weight_zero_point(o));
-    impl->abs_weight_sums[static_cast<std::size_t>(o)] = sum;
-    impl->max_abs_weight_sum = std::max(impl->max_abs_weight_sum, sum);
+    for (std::int16_t w : weights.channel(o)) sum += std::abs(w - problem.weight_zero_point(o));
+    abs_weight_sums[static_cast<std::size_t>(o)] = sum;
+    max_abs_weight_sum = std::max(max_abs_weight_sum, sum);
   }
-  check_accumulator_bound(problem, impl->max_abs_weight_sum, d.input_zero_point);
+  check_accumulator_bound(problem, max_abs_weight_sum, d.input_zero_point);
+}
 
+Plan detail::prepare_plan(const Problem& problem, const CanonicalWeights& weights,
+                          const PrepareOptions& options, std::string_view context) {
   std::string refusals;
-  for (const detail::Engine* engine : detail::all_engines()) {
+  const Engine* chosen = nullptr;
+  std::string reason;
+  for (const Engine* engine : all_engines()) {
     if (options.engine != "auto" && engine->name() != options.engine) continue;
     const std::string why_not = engine->unsupported_reason(problem);
     if (!why_not.empty()) {
       refusals += std::string(engine->name()) + ": " + why_not + "; ";
       continue;
     }
-    impl->engine = engine;
-    impl->reason = refusals.empty() ? "first engine able to run the problem"
-                                    : "faster engines declined: " + refusals;
+    chosen = engine;
+    reason = std::string(context) + (refusals.empty() ? "first engine able to run the problem"
+                                                      : "faster engines declined: " + refusals);
     break;
   }
-  if (impl->engine == nullptr) {
+  if (chosen == nullptr) {
     require(!refusals.empty(), "engine", options.engine,
             "unknown engine (\"auto\", \"reference\" or a built-in engine's name)");
     fail("engine", options.engine, "cannot run this problem: " + refusals);
   }
-  impl->kernel = impl->engine->prepare(problem, canonical);
+  // The bound is checked before packing, which may be the slow part of preparation.
+  auto impl = std::make_shared<Plan::Impl>(problem, *chosen, std::move(reason), nullptr, weights);
+  impl->kernel = chosen->prepare(problem, weights);
   return Plan(std::move(impl));
+}
+
+Plan Plan::prepare(const Problem& problem, ConstTensorView weights, const PrepareOptions& options) {
+  const auto& d = problem.desc();
+  check_kind(weights, "weight", d.weight_dtype, d.weight_layout);
+  check_shape(weights, "weight", problem.weight_shape());
+  return detail::prepare_plan(problem, detail::CanonicalWeights(problem, weights), options);
 }
 
 const Problem& Plan::problem() const { return impl_->problem; }
@@ -206,37 +254,93 @@ void detail::require_same_problem(const ProblemDesc& a, const ProblemDesc& b,
   compare_field("allow_wraparound", a.allow_wraparound, b.allow_wraparound);
 }
 
-void Plan::execute(ConstTensorView input, TensorView output, BiasView bias,
-                   const RunOptions& options) const {
-  const Problem& p = impl_->problem;
+namespace {
+
+// Everything execute() checks apart from the bias. Returns the batch and the input zero point.
+struct CheckedCall {
+  std::int64_t batch;
+  std::int32_t input_zero_point;
+};
+
+CheckedCall check_call(const Plan::Impl& impl, const ConstTensorView& input,
+                       const TensorView& output, const RunOptions& options) {
+  const Problem& p = impl.problem;
   const auto& d = p.desc();
-  require<ShapeMismatch>(!input.empty() && input.shape().size() == 4, "input.shape",
-                         to_string(input.shape()), "an activation tensor has 4 dimensions");
+  if (input.empty() || input.shape().size() != 4) {
+    fail<ShapeMismatch>("input.shape", to_string(input.shape()),
+                        "an activation tensor has 4 dimensions");
+  }
   const std::int64_t batch = input.dim(0);
-  check_tensor(input, "input", d.input_dtype, d.input_layout, p.input_shape(batch));
-  check_tensor(output, "output", d.output_dtype, d.output_layout, p.output_shape(batch));
+  check_activation(input, "input", d.input_dtype, d.input_layout, impl.input_shape_batch1, batch);
+  check_activation(output, "output", d.output_dtype, d.output_layout, impl.output_shape_batch1,
+                   batch);
   require(!overlaps(input.data(), input.bytes(), output.data(), output.bytes()), "output.data",
           "overlapping the input", "the output buffer must not overlap the input buffer");
-  check_bias(p, bias);
   require(options.threads >= 0, "threads", options.threads, "must be 0 (all) or positive");
   const std::int32_t zx = options.input_zero_point.value_or(d.input_zero_point);
-  require(zx >= dtype_min(d.input_dtype) && zx <= dtype_max(d.input_dtype), "input_zero_point", zx,
-          "must lie in the range of " + std::string(to_string(d.input_dtype)));
-  check_accumulator_bound(p, impl_->max_abs_weight_sum, zx);
-  const detail::OutputStage stage(d, bias);
-
-  const detail::RunContext context{
-      p, batch, zx, input.data(), output.data(), stage, detail::resolve_threads(options.threads)};
-  impl_->kernel->run(context);
+  if (zx < dtype_min(d.input_dtype) || zx > dtype_max(d.input_dtype)) {
+    fail("input_zero_point", zx,
+         "must lie in the range of " + std::string(to_string(d.input_dtype)));
+  }
+  check_accumulator_bound(p, impl.max_abs_weight_sum, zx);
+  return {batch, zx};
 }
 
-Tensor Plan::execute(ConstTensorView input, BiasView bias, const RunOptions& options) const {
+void run(const Plan::Impl& impl, const CheckedCall& call, const ConstTensorView& input,
+         const TensorView& output, const detail::OutputStage& stage, const RunOptions& options) {
+  const detail::RunContext context{impl.problem,
+                                   call.batch,
+                                   call.input_zero_point,
+                                   input.data(),
+                                   output.data(),
+                                   stage,
+                                   detail::resolve_threads(options.threads)};
+  impl.kernel->run(context);
+}
+
+}  // namespace
+
+void Plan::execute(const ConstTensorView& input, const TensorView& output, BiasView bias,
+                   const RunOptions& options) const {
+  const CheckedCall call = check_call(*impl_, input, output, options);
+  check_bias(impl_->problem, bias);
+  if (!bias.present()) {
+    run(*impl_, call, input, output, impl_->no_bias_stage, options);
+    return;
+  }
+  const detail::OutputStage stage(impl_->problem.desc(), bias);  // prepare_bias() saves this
+  run(*impl_, call, input, output, stage, options);
+}
+
+void Plan::execute(const ConstTensorView& input, const TensorView& output, const PreparedBias& bias,
+                   const RunOptions& options) const {
+  const CheckedCall call = check_call(*impl_, input, output, options);
+  if (bias.plan_ != impl_) {
+    throw PreparedMismatch(
+        "bias: prepared for another plan (or moved from); prepare it with this plan's "
+        "prepare_bias()");
+  }
+  run(*impl_, call, input, output, *bias.stage_, options);
+}
+
+Tensor Plan::execute(const ConstTensorView& input, BiasView bias, const RunOptions& options) const {
   const Problem& p = impl_->problem;
-  require<ShapeMismatch>(!input.empty() && input.shape().size() == 4, "input.shape",
-                         to_string(input.shape()), "an activation tensor has 4 dimensions");
+  if (input.empty() || input.shape().size() != 4) {
+    fail<ShapeMismatch>("input.shape", to_string(input.shape()),
+                        "an activation tensor has 4 dimensions");
+  }
   Tensor output(p.desc().output_dtype, p.desc().output_layout, p.output_shape(input.dim(0)));
   execute(input, output.view(), bias, options);
   return output;
+}
+
+PreparedBias Plan::prepare_bias(BiasView bias) const {
+  check_bias(impl_->problem, bias);
+  if (!bias.present()) {
+    // Shares the plan's own no-bias stage (aliasing: the plan's state owns it).
+    return {impl_, std::shared_ptr<const detail::OutputStage>(impl_, &impl_->no_bias_stage)};
+  }
+  return {impl_, std::make_shared<const detail::OutputStage>(impl_->problem.desc(), bias)};
 }
 
 }  // namespace qconv

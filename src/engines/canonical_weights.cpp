@@ -1,4 +1,6 @@
+#include "core/check.hpp"
 #include "engines/engine.hpp"
+#include "qconv/error.hpp"
 
 namespace qconv::detail {
 namespace {
@@ -32,13 +34,16 @@ std::int64_t source_offset(const Problem& p, std::int64_t o, std::int64_t c, std
 
 }  // namespace
 
-CanonicalWeights::CanonicalWeights(const Problem& p, ConstTensorView weights)
-    : dtype_(p.desc().weight_dtype),
+CanonicalWeights::CanonicalWeights(const Problem& p)
+    : values_(static_cast<std::size_t>(p.desc().out_channels * p.reduction_size())),
+      dtype_(p.desc().weight_dtype),
       in_per_group_(p.in_channels_per_group()),
       kernel_h_(p.desc().kernel_h),
-      kernel_w_(p.desc().kernel_w) {
+      kernel_w_(p.desc().kernel_w) {}
+
+CanonicalWeights::CanonicalWeights(const Problem& p, ConstTensorView weights)
+    : CanonicalWeights(p) {
   const std::int64_t out = p.desc().out_channels;
-  values_.resize(static_cast<std::size_t>(out * in_per_group_ * kernel_h_ * kernel_w_));
   const auto* u8 = weights.as<std::uint8_t>();
   const auto* s8 = weights.as<std::int8_t>();
   std::size_t i = 0;
@@ -52,6 +57,33 @@ CanonicalWeights::CanonicalWeights(const Problem& p, ConstTensorView weights)
       }
     }
   }
+}
+
+CanonicalWeights CanonicalWeights::from_bytes(const Problem& p, std::span<const std::byte> bytes,
+                                              std::string_view field) {
+  // Compared before anything is allocated: a file cannot make this reserve more than it holds.
+  const auto count = static_cast<std::size_t>(p.desc().out_channels * p.reduction_size());
+  if (bytes.size() != count) {
+    fail<FormatError>(std::string(field) + ".size", bytes.size(),
+                      "the problem has " + std::to_string(count) +
+                          " weights (out_channels * in_channels/groups * kernel_h * kernel_w), "
+                          "one byte each");
+  }
+  CanonicalWeights weights(p);
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const auto byte = static_cast<std::uint8_t>(bytes[i]);
+    weights.values_[i] = weights.dtype_ == DType::u8 ? std::int16_t{byte}
+                                                     : std::int16_t{static_cast<std::int8_t>(byte)};
+  }
+  return weights;
+}
+
+std::vector<std::byte> CanonicalWeights::bytes() const {
+  std::vector<std::byte> out(values_.size());
+  for (std::size_t i = 0; i < values_.size(); ++i) {
+    out[i] = static_cast<std::byte>(static_cast<std::uint8_t>(values_[i]));
+  }
+  return out;
 }
 
 }  // namespace qconv::detail

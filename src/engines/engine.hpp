@@ -1,8 +1,10 @@
 // The interface every engine implements. An engine says whether it can run a Problem on this CPU
 // and, if so, packs the weights into its own form once (a PreparedKernel) and runs it many times.
+// A packed form can be turned into bytes and back (prepared-weights files, src/core/serialize.cpp).
 // Engines know nothing of faces; the Plan (src/core/plan.cpp) does all checking before a run.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -10,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cpu_features.hpp"
 #include "output/output_stage.hpp"
 #include "qconv/problem.hpp"
 #include "qconv/tensor.hpp"
@@ -21,7 +24,15 @@ namespace qconv::detail {
 // the weight joining input channel c of o's group to output o).
 class CanonicalWeights {
  public:
+  // From a weight tensor already checked against the problem (dtype, layout, shape, size).
   CanonicalWeights(const Problem& problem, ConstTensorView weights);
+  // From bytes() of weights for the same problem, read from a file: throws FormatError naming
+  // `field` when the byte count is not the problem's weight count.
+  static CanonicalWeights from_bytes(const Problem& problem, std::span<const std::byte> bytes,
+                                     std::string_view field);
+
+  // One byte per value (the weight dtype's own bits), in (o, c, r, s) order.
+  std::vector<std::byte> bytes() const;
 
   std::int32_t value(std::int64_t o, std::int64_t c, std::int64_t r, std::int64_t s) const {
     return values_[static_cast<std::size_t>(((o * in_per_group_ + c) * kernel_h_ + r) * kernel_w_ +
@@ -35,6 +46,8 @@ class CanonicalWeights {
   DType dtype() const { return dtype_; }
 
  private:
+  explicit CanonicalWeights(const Problem& problem);  // sized, zero values
+
   std::vector<std::int16_t> values_;
   DType dtype_;
   std::int64_t in_per_group_;
@@ -56,7 +69,14 @@ struct RunContext {
 class PreparedKernel {
  public:
   virtual ~PreparedKernel() = default;
+  // Must not allocate: Plan::execute promises an allocation-free call (the thread pool does not).
   virtual void run(const RunContext& context) const = 0;
+  // The packed form as bytes, for a file; the same engine's unpack() rebuilds an equal kernel.
+  virtual std::vector<std::byte> packed() const = 0;
+  // The weight values back in canonical order. Packing is exact, so these are the values the
+  // kernel was prepared from: a file may carry them to re-pack elsewhere, and a loaded plan
+  // recomputes its accumulator bound from them instead of trusting the file.
+  virtual CanonicalWeights canonical_weights() const = 0;
 };
 
 class Engine {
@@ -67,6 +87,14 @@ class Engine {
   virtual std::string unsupported_reason(const Problem& problem) const = 0;
   virtual std::unique_ptr<PreparedKernel> prepare(const Problem& problem,
                                                   const CanonicalWeights& weights) const = 0;
+  // Rebuilds a kernel from packed() bytes made by this engine for this problem. Throws
+  // FormatError naming what is wrong when the bytes are not such a packed form; never reads
+  // outside them.
+  virtual std::unique_ptr<PreparedKernel> unpack(const Problem& problem,
+                                                 std::span<const std::byte> packed) const = 0;
+  // The CPU features the packed form and its kernels need (a file records them; a CPU lacking
+  // any of them cannot load the packed form).
+  virtual CpuFeatures required_cpu_features() const = 0;
 };
 
 const Engine& reference_engine();

@@ -43,6 +43,10 @@ class ReferenceKernel final : public PreparedKernel {
     }
   }
 
+  // The packed form is the canonical weights, one byte each: the reference engine does not reorder.
+  std::vector<std::byte> packed() const override { return weights_.bytes(); }
+  CanonicalWeights canonical_weights() const override { return weights_; }
+
   void run(const RunContext& ctx) const override {
     const auto& d = ctx.problem.desc();
     const std::int64_t out_channels = d.out_channels;
@@ -121,6 +125,12 @@ class ReferenceEngine final : public Engine {
                                           const CanonicalWeights& weights) const override {
     return std::make_unique<ReferenceKernel>(problem, weights);
   }
+  std::unique_ptr<PreparedKernel> unpack(const Problem& problem,
+                                         std::span<const std::byte> packed) const override {
+    return std::make_unique<ReferenceKernel>(
+        problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"));
+  }
+  CpuFeatures required_cpu_features() const override { return 0; }  // plain C++
 };
 
 }  // namespace

@@ -1,0 +1,86 @@
+// Writes the fuzzers' seed corpora (fuzz/corpus/problem, fuzz/corpus/load), deterministically:
+//   make_corpus <corpus directory>
+// problem/: one valid, runnable case per output scheme, found by decoding seeded random bytes.
+// load/: prepared-weights files of a few of those cases, each after the load fuzzer's steering
+// byte.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+
+#include "fuzz_case.hpp"
+#include "qconv/error.hpp"
+#include "qconv/plan.hpp"
+#include "qconv/serialize.hpp"
+
+namespace {
+
+using namespace qconv;
+
+void write(const std::filesystem::path& path, const void* data, std::size_t size) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+// The prepared plan of a case that is valid and runs without error, or nothing.
+std::optional<Plan> runnable(const fuzz::FuzzCase& c) {
+  if (c.wild || c.weights.empty() || c.input.empty()) return std::nullopt;
+  try {
+    const Problem p(c.desc);
+    if (c.input_shape != p.input_shape()) return std::nullopt;
+    Plan plan = Plan::prepare(p, {c.weights.data(), c.weights.size(), c.desc.weight_dtype,
+                                  c.desc.weight_layout, p.weight_shape()});
+    BiasView bias;
+    if (c.desc.has_bias && takes_float_bias(c.desc.scheme.kind)) bias = std::span(c.bias_f32);
+    if (c.desc.has_bias && !takes_float_bias(c.desc.scheme.kind)) bias = std::span(c.bias_s32);
+    (void)plan.execute(
+        {c.input.data(), c.input.size(), c.desc.input_dtype, c.desc.input_layout, c.input_shape},
+        bias, {c.threads, c.input_zero_point});
+    return plan;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s <corpus directory>\n", argv[0]);
+    return 2;
+  }
+  const std::filesystem::path root = argv[1];
+  std::filesystem::create_directories(root / "problem");
+  std::filesystem::create_directories(root / "load");
+
+  std::mt19937 rng(20240601);
+  std::map<std::string, std::pair<std::vector<std::uint8_t>, Plan>> found;  // by scheme
+  for (int attempt = 0; attempt < 200000 && found.size() < 9; ++attempt) {
+    std::vector<std::uint8_t> bytes(48 + rng() % 200);
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+    const fuzz::FuzzCase c = fuzz::decode_case(bytes);
+    const std::string scheme(to_string(c.desc.scheme.kind));
+    if (found.count(scheme) != 0) continue;
+    if (auto plan = runnable(c)) found.emplace(scheme, std::make_pair(bytes, std::move(*plan)));
+  }
+  int load_files = 0;
+  for (const auto& [scheme, entry] : found) {
+    const auto& [bytes, plan] = entry;
+    write(root / "problem" / (scheme + ".bin"), bytes.data(), bytes.size());
+    if (scheme != "int32" && scheme != "fbgemm" && scheme != "tflite") continue;
+    for (bool keep : {false, true}) {
+      std::vector<std::byte> file{std::byte{0}};  // steering byte: load the file as it is
+      const auto body = serialize(plan, {keep});
+      file.insert(file.end(), body.begin(), body.end());
+      write(root / "load" / (scheme + (keep ? "-with-original-weights" : "") + ".bin"), file.data(),
+            file.size());
+      ++load_files;
+    }
+  }
+  std::printf("%zu problem seeds, %d load seeds in %s\n", found.size(), load_files,
+              root.string().c_str());
+  return found.size() == 9 ? 0 : 1;
+}

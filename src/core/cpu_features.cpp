@@ -1,0 +1,74 @@
+#include "core/cpu_features.hpp"
+
+#include <array>
+#include <utility>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace qconv::detail {
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+// XCR0: which register states the operating system saves on a context switch.
+std::uint64_t read_xcr0() {
+  std::uint32_t eax = 0;
+  std::uint32_t edx = 0;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return (std::uint64_t{edx} << 32) | eax;
+}
+
+CpuFeatures detect() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return 0;
+  const bool osxsave = (ecx & bit_OSXSAVE) != 0;
+  const bool avx = (ecx & bit_AVX) != 0;
+  if (!osxsave || !avx) return 0;
+  const std::uint64_t xcr0 = read_xcr0();
+  const bool ymm_saved = (xcr0 & 0x6) == 0x6;    // SSE and AVX state
+  const bool zmm_saved = (xcr0 & 0xe6) == 0xe6;  // plus opmask, ZMM_Hi256, Hi16_ZMM
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return 0;
+  CpuFeatures features = 0;
+  if (ymm_saved && (ebx & bit_AVX2) != 0) features |= kAvx2;
+  if (zmm_saved && (ebx & bit_AVX512F) != 0) {
+    features |= kAvx512f;
+    if ((ebx & bit_AVX512BW) != 0) features |= kAvx512bw;
+    if ((ecx & bit_AVX512VNNI) != 0) features |= kAvx512vnni;
+  }
+  return features;
+}
+#else
+CpuFeatures detect() { return 0; }
+#endif
+
+constexpr std::array<std::pair<CpuFeatures, const char*>, 4> kNames{{
+    {kAvx2, "avx2"},
+    {kAvx512f, "avx512f"},
+    {kAvx512bw, "avx512bw"},
+    {kAvx512vnni, "avx512vnni"},
+}};
+
+}  // namespace
+
+CpuFeatures host_cpu_features() {
+  static const CpuFeatures features = detect();
+  return features;
+}
+
+std::string to_string_features(CpuFeatures features) {
+  std::string out;
+  for (int bit = 0; bit < 64; ++bit) {
+    const CpuFeatures mask = CpuFeatures{1} << bit;
+    if ((features & mask) == 0) continue;
+    if (!out.empty()) out += ',';
+    const char* name = nullptr;
+    for (const auto& [value, n] : kNames) {
+      if (value == mask) name = n;
+    }
+    out += name != nullptr ? std::string(name) : "bit" + std::to_string(bit);
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace qconv::detail

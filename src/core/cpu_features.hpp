@@ -1,0 +1,30 @@
+// The CPU features the engines' kernels may need, detected once with cpuid. A prepared-weights
+// file records the features its packed form was made for, as this bitmask.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace qconv::detail {
+
+using CpuFeatures = std::uint64_t;
+
+// Bit values are part of the prepared-weights file format: never renumber them.
+enum CpuFeature : CpuFeatures {
+  kAvx2 = 1u << 0,
+  kAvx512f = 1u << 1,
+  kAvx512bw = 1u << 2,
+  kAvx512vnni = 1u << 3,
+};
+
+// Every bit this library knows; a file naming any other bit was written by a newer library.
+inline constexpr CpuFeatures kKnownCpuFeatures = kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni;
+
+// The features of the CPU this process runs on, usable by user code: the instruction set is
+// present (cpuid) and the operating system saves the registers it needs (xgetbv).
+CpuFeatures host_cpu_features();
+
+// "avx2,avx512f" (known bits by name, unknown ones as "bit<N>"); "none" when empty.
+std::string to_string_features(CpuFeatures features);
+
+}  // namespace qconv::detail

@@ -1,0 +1,130 @@
+#include "core/thread_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+namespace qconv::detail {
+
+// One caller's range. It lives on the caller's stack: the caller does not return before every
+// helper that joined it has left (`helpers_active` back to 0, under the pool's mutex).
+struct ThreadPool::Job {
+  Body body;
+  const void* context;
+  std::int64_t count;
+  std::int64_t chunk;                       // indices per chunk
+  std::atomic<std::int64_t> next_begin{0};  // first index not yet claimed
+  int helpers_wanted;                       // workers that may still join (guarded by mutex_)
+  int helpers_active = 0;                   // workers inside work_on (guarded by mutex_)
+  bool queued = false;                      // guarded by mutex_
+  Job* next = nullptr;                      // guarded by mutex_
+  std::exception_ptr error = nullptr;       // first exception thrown by a body (guarded by mutex_)
+};
+
+ThreadPool& ThreadPool::instance() {
+  static ThreadPool pool;
+  return pool;
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  work_available_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+int ThreadPool::workers() const {
+  const std::lock_guard lock(mutex_);
+  return static_cast<int>(workers_.size());
+}
+
+void ThreadPool::ensure_workers(int wanted) {
+  wanted = std::min(wanted, kMaxWorkers);
+  const std::lock_guard lock(mutex_);
+  if (static_cast<int>(workers_.size()) >= wanted) return;
+  workers_.reserve(static_cast<std::size_t>(wanted));
+  while (static_cast<int>(workers_.size()) < wanted)
+    workers_.emplace_back([this] { worker_loop(); });
+}
+
+// Claims chunks until none is left. Shared by the caller and its helpers.
+void ThreadPool::work_on(Job& job) {
+  for (;;) {
+    const std::int64_t begin = job.next_begin.fetch_add(job.chunk, std::memory_order_relaxed);
+    if (begin >= job.count) return;
+    try {
+      job.body(job.context, begin, std::min(job.count, begin + job.chunk));
+    } catch (...) {
+      job.next_begin.store(job.count, std::memory_order_relaxed);  // nobody starts another chunk
+      const std::lock_guard lock(mutex_);
+      if (!job.error) job.error = std::current_exception();
+      return;
+    }
+  }
+}
+
+void ThreadPool::remove_from_queue(Job& job) {
+  if (!job.queued) return;
+  Job* previous = nullptr;
+  for (Job* j = queue_head_; j != nullptr; previous = j, j = j->next) {
+    if (j != &job) continue;
+    (previous != nullptr ? previous->next : queue_head_) = j->next;
+    if (queue_tail_ == j) queue_tail_ = previous;
+    break;
+  }
+  job.next = nullptr;
+  job.queued = false;
+}
+
+void ThreadPool::worker_loop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    work_available_.wait(lock, [this] { return stopping_ || queue_head_ != nullptr; });
+    if (queue_head_ == nullptr) return;  // stopping, and nothing left to help with
+    Job& job = *queue_head_;
+    ++job.helpers_active;
+    if (--job.helpers_wanted == 0) remove_from_queue(job);
+    lock.unlock();
+    work_on(job);
+    lock.lock();
+    // The caller may destroy `job` as soon as this reaches 0 and the lock is released.
+    if (--job.helpers_active == 0) helper_left_.notify_all();
+  }
+}
+
+void ThreadPool::run(int threads, std::int64_t count, Body body, const void* context) {
+  if (count <= 0) return;
+  const auto parallelism =
+      static_cast<std::int64_t>(std::min(std::max(threads, 1), kMaxWorkers + 1));
+  if (parallelism == 1 || count == 1) {
+    body(context, 0, count);
+    return;
+  }
+  ensure_workers(static_cast<int>(parallelism - 1));
+
+  // A few chunks per thread, so that a thread delayed by another caller's work holds up little.
+  const std::int64_t chunks = std::min(count, parallelism * 4);
+  const int helpers = static_cast<int>(std::min(parallelism, chunks) - 1);
+  Job job{.body = body,
+          .context = context,
+          .count = count,
+          .chunk = (count + chunks - 1) / chunks,
+          .helpers_wanted = helpers};
+  {
+    const std::lock_guard lock(mutex_);
+    job.queued = true;
+    (queue_tail_ != nullptr ? queue_tail_->next : queue_head_) = &job;
+    queue_tail_ = &job;
+  }
+  for (int i = 0; i < helpers; ++i) work_available_.notify_one();
+
+  work_on(job);
+
+  std::unique_lock lock(mutex_);
+  remove_from_queue(job);  // every chunk is claimed: no worker needs to join any more
+  helper_left_.wait(lock, [&job] { return job.helpers_active == 0; });
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+}  // namespace qconv::detail

@@ -1,0 +1,60 @@
+// A persistent pool of worker threads that any number of callers may use at once.
+//
+// A caller hands in a range [0, count) and a body; the range is cut into contiguous chunks that
+// the caller and idle workers claim one at a time. The caller always works on its own range, so
+// it finishes even when every worker is busy elsewhere: no call waits for a worker to become free,
+// and a body may itself call the pool (nested calls run on the thread that makes them).
+// Each index is given to exactly one body call, so a body that writes only what its indices own
+// computes the same result for every thread count. After the pool has grown to the largest thread
+// count asked for, a call allocates nothing: its bookkeeping lives on the caller's stack.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace qconv::detail {
+
+class ThreadPool {
+ public:
+  using Body = void (*)(const void* context, std::int64_t begin, std::int64_t end);
+
+  // The library's pool, created on first use, its workers joined at exit.
+  static ThreadPool& instance();
+
+  ThreadPool() = default;
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Runs body(context, begin, end) over chunks covering [0, count) on up to `threads` threads
+  // (the calling one included) and returns when all of them are done. An exception thrown by a
+  // body stops the claiming of further chunks and is rethrown here once every helper has left.
+  void run(int threads, std::int64_t count, Body body, const void* context);
+
+  // Workers started so far (for tests).
+  int workers() const;
+
+  // More threads than this are never started; larger requests share them.
+  static constexpr int kMaxWorkers = 255;
+
+ private:
+  struct Job;
+  void ensure_workers(int wanted);
+  void worker_loop();
+  void work_on(Job& job);
+  void remove_from_queue(Job& job);
+
+  mutable std::mutex mutex_;
+  std::condition_variable work_available_;
+  std::condition_variable helper_left_;
+  Job* queue_head_ = nullptr;  // jobs still wanting helpers, oldest first (intrusive list)
+  Job* queue_tail_ = nullptr;
+  std::vector<std::thread> workers_;
+  bool stopping_ = false;
+};
+
+}  // namespace qconv::detail
