@@ -54,7 +54,14 @@ compute_config), keyword arguments only:
   directly (one, or one per output channel).
 """
 PreparedWeights.__doc__ = """Weights prepared once for one convolution (see prepare_conv_weights):
-immutable, shareable between threads; ``engine`` and ``describe()`` say what runs them."""
+immutable, shareable between threads; ``engine`` and ``describe()`` say what runs them.
+
+On disk: ``w.save(path, keep_original_weights=False)`` writes a versioned, checksummed file
+atomically (a temporary file, fsync, rename); ``PreparedWeights.load(path)`` reads one back and
+raises FormatError for a truncated, corrupted, newer-version or wrong-CPU file (with
+``keep_original_weights=True`` a machine lacking the packed form's CPU features re-packs instead).
+``to_bytes()`` / ``PreparedWeights.from_bytes(data)`` do the same in memory. A file the system
+refuses to read or write raises OSError."""
 PreparedBias.__doc__ = """A bias checked against the convolution it was prepared for."""
 
 

@@ -3,12 +3,16 @@
 #include "qconv/faces/ttnn.hpp"
 
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
+#include <cstring>
 #include <optional>
+#include <system_error>
 
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "qconv/scheme.hpp"
+#include "qconv/serialize.hpp"
 
 namespace qconv::python {
 namespace {
@@ -158,6 +162,37 @@ void bind_prepared(py::module_& m) {
             return std::string(to_string(w.plan().problem().desc().input_layout));
           })
       .def("describe", [](const PreparedWeights& w) { return w.plan().describe(); })
+      .def(
+          "save",
+          [](const PreparedWeights& w, const std::filesystem::path& path,
+             bool keep_original_weights) {
+            py::gil_scoped_release release;
+            save(w.plan(), path, SaveOptions{keep_original_weights});
+          },
+          py::arg("path"), py::arg("keep_original_weights") = false)
+      .def(
+          "to_bytes",
+          [](const PreparedWeights& w, bool keep_original_weights) {
+            const std::vector<std::byte> bytes =
+                serialize(w.plan(), SaveOptions{keep_original_weights});
+            return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+          },
+          py::arg("keep_original_weights") = false)
+      .def_static(
+          "load",
+          [](const std::filesystem::path& path) {
+            py::gil_scoped_release release;
+            return PreparedWeights(load(path));
+          },
+          py::arg("path"))
+      .def_static(
+          "from_bytes",
+          [](const py::bytes& data) {
+            const std::string_view view = data;
+            return PreparedWeights(deserialize(
+                std::span(reinterpret_cast<const std::byte*>(view.data()), view.size())));
+          },
+          py::arg("data"))
       .def("__repr__", [](const PreparedWeights& w) {
         return "<qconv.PreparedWeights " + w.plan().describe() + ">";
       });
