@@ -12,6 +12,7 @@
 #include "clock.hpp"
 #include "layer_table.hpp"
 #include "options.hpp"
+#include "memory.hpp"
 #include "progress.hpp"
 #include "qconv/error.hpp"
 #include "report.hpp"
@@ -111,9 +112,16 @@ int run(const Options& options, const std::vector<const LayerRow*>& rows) {
   std::vector<LayerResult> results;
   {
     Progress progress(rows.size());
+    std::size_t network_begin = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (i == network_begin) reset_peak_resident_memory();
       progress.show(i, rows[i]->network, rows[i]->layer);
       results.push_back(run_layer(*rows[i], options, policy));
+      if (i + 1 == rows.size() || rows[i + 1]->network != rows[i]->network) {
+        const auto peak = peak_resident_memory_kib();
+        for (std::size_t j = network_begin; j <= i; ++j) results[j].network_peak_rss_kib = peak;
+        network_begin = i + 1;
+      }
     }
   }
   print_table(std::cout, results, settings);

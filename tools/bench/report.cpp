@@ -49,7 +49,8 @@ void print_table(std::ostream& out, std::span<const LayerResult> results,
                  const RunSettings& settings) {
   const double peak = settings.peak_gops();
   std::vector<Row> rows = {
-      {"network", "layer", "count", "MMACs", "ms", "runs", "GOPS", "peak", "engine", "verified"}};
+      {"network", "layer", "count", "MMACs", "ms", "runs", "GOPS", "peak", "engine", "verified",
+       "peak RSS"}};
   for (std::size_t begin = 0; begin < results.size();) {
     const std::string_view network = results[begin].row->network;
     std::size_t end = begin;
@@ -62,19 +63,20 @@ void print_table(std::ostream& out, std::span<const LayerResult> results,
       rows.push_back({std::string(network), std::string(r.row->layer), std::to_string(r.row->count),
                       fixed(r.macs / 1e6, 1), fixed(r.timing.median_ms, 3),
                       std::to_string(r.timing.runs), fixed(g, 2), percent(g / peak), r.engine,
-                      r.verified});
+                      r.verified, ""});
       layers += r.row->count;
       total_macs += static_cast<double>(r.macs) * r.row->count;
       total_ms += r.timing.median_ms * r.row->count;
     }
     const double g = total_ms > 0 ? 2.0 * total_macs / (total_ms * 1e6) : 0.0;
+    const auto& rss = results[begin].network_peak_rss_kib;
     rows.push_back({std::string(network), "total (x count)", std::to_string(layers),
                     fixed(total_macs / 1e6, 1), fixed(total_ms, 3), "", fixed(g, 2),
-                    percent(g / peak), "", ""});
+                    percent(g / peak), "", "", rss ? fixed(*rss / 1024.0, 1) + " MiB" : "n/a"});
     begin = end;
   }
   constexpr Align L = Align::left, R = Align::right;
-  print_columns(out, rows, {L, L, R, R, R, R, R, R, L, L});
+  print_columns(out, rows, {L, L, R, R, R, R, R, R, L, L, R});
 }
 
 void write_json(std::ostream& out, std::span<const LayerResult> results,
@@ -96,6 +98,12 @@ void write_json(std::ostream& out, std::span<const LayerResult> results,
         << ", \"peak_share\": " << g / settings.peak_gops()
         << ", \"clock_ghz\": " << settings.clock.ghz << ", \"verified\": ";
     write_string(out, r.verified);
+    out << ", \"network_peak_rss_kib\": ";
+    if (r.network_peak_rss_kib) {
+      out << *r.network_peak_rss_kib;
+    } else {
+      out << "null";
+    }
     out << ", \"peer\": null, \"peer_ms\": null, \"peer_gops\": null, \"ratio\": null}"
         << (i + 1 < results.size() ? ",\n" : "\n");
   }

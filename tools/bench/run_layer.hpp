@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "layer_table.hpp"
@@ -17,6 +18,8 @@ struct LayerResult {
   std::int64_t macs = 0;    // at the bench's batch size
   Timing timing;
   std::string verified;  // "exact", "exact@HxW" (verified at a reduced input size) or "off"
+  // Peak resident memory of the whole network this layer belongs to (set once it has run).
+  std::optional<std::int64_t> network_peak_rss_kib;
 };
 
 // Prepares the layer's plan with the requested engine, times it, and (unless disabled) verifies
