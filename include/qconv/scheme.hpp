@@ -34,7 +34,7 @@ Rounding parse_rounding(std::string_view name, std::string_view field);
 bool takes_float_bias(SchemeKind kind);
 
 struct OutputScheme {
-  SchemeKind kind = SchemeKind::int32;
+  SchemeKind kind = SchemeKind::fbgemm;  // with the defaults of ProblemDesc: u8 in, u8 out
   Rounding rounding = Rounding::upward;  // tvm, tvm_f32
   // tflite, tflite_single: when non-empty, these per-channel (or single) fixed-point multipliers
   // and shifts are used as given instead of being derived from the scales (CMSIS-NN, TFLite files).

@@ -122,8 +122,13 @@ OutputStage::OutputStage(const ProblemDesc& d, BiasView bias)
   }
 
   const bool per_channel_scale = d.weight_scale.size() > 1;
-  channels_.resize(static_cast<std::size_t>(d.out_channels));
-  for (std::int64_t o = 0; o < d.out_channels; ++o) {
+  // One entry serves every channel when nothing differs between channels (channel() broadcasts
+  // it): a Problem is validated without a table proportional to out_channels.
+  const bool per_channel =
+      per_channel_scale || bias.present() || d.scheme.multiplier_q31.size() > 1;
+  const std::int64_t entries = per_channel ? d.out_channels : 1;
+  channels_.resize(static_cast<std::size_t>(entries));
+  for (std::int64_t o = 0; o < entries; ++o) {
     ChannelConstants& c = channels_[static_cast<std::size_t>(o)];
     const double sx = d.input_scale;
     const double sw = d.weight_scale[per_channel_scale ? static_cast<std::size_t>(o) : 0];

@@ -11,8 +11,8 @@
 
 #include "clock.hpp"
 #include "layer_table.hpp"
-#include "options.hpp"
 #include "memory.hpp"
+#include "options.hpp"
 #include "progress.hpp"
 #include "qconv/error.hpp"
 #include "report.hpp"

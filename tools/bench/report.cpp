@@ -48,9 +48,8 @@ void write_string(std::ostream& out, std::string_view text) {
 void print_table(std::ostream& out, std::span<const LayerResult> results,
                  const RunSettings& settings) {
   const double peak = settings.peak_gops();
-  std::vector<Row> rows = {
-      {"network", "layer", "count", "MMACs", "ms", "runs", "GOPS", "peak", "engine", "verified",
-       "peak RSS"}};
+  std::vector<Row> rows = {{"network", "layer", "count", "MMACs", "ms", "runs", "GOPS", "peak",
+                            "engine", "verified", "peak RSS"}};
   for (std::size_t begin = 0; begin < results.size();) {
     const std::string_view network = results[begin].row->network;
     std::size_t end = begin;
