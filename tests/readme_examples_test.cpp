@@ -51,7 +51,7 @@ TEST(ReadmeExamples, OnnxQLinearConv) {
   const qconv::Tensor y = qconv::onnx::qlinear_conv(
       {std::span<const std::uint8_t>(x), DType::u8, Layout::NCHW, {1, 1, 1, 1}}, 1.0, 2,
       {std::span<const std::uint8_t>(w), DType::u8, Layout::OIHW, {1, 1, 1, 1}}, {0.5}, {1}, 1.0, 3,
-      std::span<const std::int32_t>(b), {.pads = {0, 0, 0, 0}});
+      std::span<const std::int32_t>(b), {.auto_pad = "SAME_UPPER"});
   EXPECT_EQ(y.as<std::uint8_t>()[0], 8);
 }
 
