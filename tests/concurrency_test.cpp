@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <random>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -11,11 +10,13 @@
 #include "core/parallel.hpp"
 #include "core/thread_pool.hpp"
 #include "qconv/plan.hpp"
+#include "support/random_bytes.hpp"
 
 namespace {
 
 using qconv::DType;
 using qconv::Layout;
+using qconv::test::random_bytes;
 
 // 3×3, 16→16 channels, 12×12, per-channel weights, fbgemm with a float bias and ReLU.
 qconv::Problem shared_problem() {
@@ -34,13 +35,6 @@ qconv::Problem shared_problem() {
   d.activation = qconv::Activation::relu();
   d.has_bias = true;
   return qconv::Problem(d);
-}
-
-std::vector<std::uint8_t> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::uint8_t> v(n);
-  for (auto& x : v) x = static_cast<std::uint8_t>(rng());
-  return v;
 }
 
 struct Fixture {

@@ -8,7 +8,6 @@
 
 #include <cstring>
 #include <filesystem>
-#include <random>
 #include <string>
 #include <system_error>
 
@@ -16,11 +15,13 @@
 #include "core/serialize_internal.hpp"
 #include "qconv/error.hpp"
 #include "qconv/plan.hpp"
+#include "support/random_bytes.hpp"
 
 namespace {
 
 using qconv::DType;
 using qconv::Layout;
+using qconv::test::random_bytes;
 using Bytes = std::vector<std::byte>;
 
 // ---- the documented layout, independently ----
@@ -108,13 +109,6 @@ qconv::ProblemDesc transposed_problem() {
   d.weight_layout = Layout::IOHW;
   d.scheme.kind = qconv::SchemeKind::int32;
   return d;
-}
-
-std::vector<std::uint8_t> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::uint8_t> v(n);
-  for (auto& x : v) x = static_cast<std::uint8_t>(rng());
-  return v;
 }
 
 struct Prepared {

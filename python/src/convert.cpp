@@ -104,6 +104,10 @@ ArrayView borrow(py::handle value, std::string_view field, Layout layout,
   return view_of(contiguous(array, *dtype), field, *dtype, layout);
 }
 
+ArrayView borrow_quantized(py::handle value, std::string_view field, Layout layout) {
+  return borrow(value, field, layout, {DType::u8, DType::s8});
+}
+
 ArrayView convert(py::handle value, std::string_view field, Layout layout, DType target) {
   py::array array = as_array(value, field);
   const char kind = array.dtype().kind();
@@ -121,6 +125,12 @@ ArrayView convert(py::handle value, std::string_view field, Layout layout, DType
     if (qconv_dtype(array.dtype()) != target) require_fits(array, field, target);
   }
   return view_of(contiguous(array, target), field, target, layout);
+}
+
+std::optional<ArrayView> convert_optional(py::handle value, std::string_view field, Layout layout,
+                                          DType target) {
+  if (value.is_none()) return std::nullopt;
+  return convert(value, field, layout, target);
 }
 
 py::array to_numpy(Tensor&& tensor) {

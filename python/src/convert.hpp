@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,11 +35,23 @@ struct ArrayView {
 // uint8 means u8, int8 means s8). Any other dtype is refused with InvalidArgument naming `field`.
 ArrayView borrow(py::handle array, std::string_view field, Layout layout,
                  std::initializer_list<DType> accepted);
+// `borrow` for the quantized operands every face takes: u8 or s8.
+ArrayView borrow_quantized(py::handle array, std::string_view field, Layout layout);
 
 // An argument of one fixed element type (an s32 accumulator, an s32 or float bias). Integer
 // arrays of other widths are converted when every value fits (InvalidArgument otherwise); a float
 // target also takes any real array, rounded to binary32 as NumPy's astype does.
 ArrayView convert(py::handle array, std::string_view field, Layout layout, DType target);
+// `convert`, or nothing when the argument is None (an optional bias).
+std::optional<ArrayView> convert_optional(py::handle array, std::string_view field, Layout layout,
+                                          DType target);
+
+// The elements of an optional converted argument, as the faces take an optional bias.
+template <class T>
+std::optional<std::span<const T>> span_of(const std::optional<ArrayView>& array) {
+  if (!array) return std::nullopt;
+  return std::span<const T>(array->view.as<T>(), static_cast<std::size_t>(array->view.elements()));
+}
 
 // The NumPy dtype of a qconv element type.
 py::dtype numpy_dtype(DType dtype);

@@ -4,10 +4,11 @@
 #include "qconv/faces/functional.hpp"
 
 #include <optional>
-#include <span>
+#include <string>
 
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "without_gil.hpp"
 
 namespace qconv::python {
 namespace {
@@ -20,7 +21,7 @@ struct QuantizedArgument {
 
 QuantizedArgument quantized(py::handle values, py::handle scale, py::handle zero_point,
                             std::int64_t axis, const std::string& field, Layout layout) {
-  QuantizedArgument q{borrow(values, field, layout, {DType::u8, DType::s8}), {}};
+  QuantizedArgument q{borrow_quantized(values, field, layout), {}};
   q.tensor.values = q.array.view;
   q.tensor.scale = doubles(scale, field + ".scale");
   q.tensor.zero_point = int32s(zero_point, field + ".zero_point");
@@ -29,14 +30,19 @@ QuantizedArgument quantized(py::handle values, py::handle scale, py::handle zero
 }
 
 std::optional<ArrayView> float_bias(py::handle bias) {
-  if (bias.is_none()) return std::nullopt;
-  return convert(bias, "bias", Layout::X, DType::f32);
+  return convert_optional(bias, "bias", Layout::X, DType::f32);
 }
 
-std::optional<std::span<const float>> span_of(const std::optional<ArrayView>& bias) {
-  if (!bias) return std::nullopt;
-  return std::span<const float>(bias->view.as<float>(),
-                                static_cast<std::size_t>(bias->view.elements()));
+// The output quantization and run settings, the same fields in both operations' options.
+template <class Options>
+void set_output(Options& options, double scale, std::int32_t zero_point, std::string dtype,
+                std::string engine, bool relu, int threads) {
+  options.scale = scale;
+  options.zero_point = zero_point;
+  options.dtype = std::move(dtype);
+  options.engine = std::move(engine);
+  options.relu = relu;
+  options.threads = threads;
 }
 
 py::tuple result(functional::QuantizedTensor&& y) {
@@ -65,18 +71,9 @@ void bind_functional(py::module_& m) {
         options.dilation = int64s(dilation, "dilation");
         options.groups = groups;
         options.padding_mode = std::move(padding_mode);
-        options.scale = scale;
-        options.zero_point = zero_point;
-        options.dtype = std::move(dtype);
-        options.engine = std::move(engine);
-        options.relu = relu;
-        options.threads = threads;
-        functional::QuantizedTensor y;
-        {
-          py::gil_scoped_release release;
-          y = functional::conv2d(x.tensor, w.tensor, span_of(b), options);
-        }
-        return result(std::move(y));
+        set_output(options, scale, zero_point, std::move(dtype), std::move(engine), relu, threads);
+        return result(without_gil(
+            [&] { return functional::conv2d(x.tensor, w.tensor, span_of<float>(b), options); }));
       },
       py::arg("input"), py::arg("input_scale"), py::arg("input_zero_point"), py::arg("input_axis"),
       py::arg("weight"), py::arg("weight_scale"), py::arg("weight_zero_point"),
@@ -104,18 +101,10 @@ void bind_functional(py::module_& m) {
         options.output_padding = int64s(output_padding, "output_padding");
         options.groups = groups;
         options.dilation = int64s(dilation, "dilation");
-        options.scale = scale;
-        options.zero_point = zero_point;
-        options.dtype = std::move(dtype);
-        options.engine = std::move(engine);
-        options.relu = relu;
-        options.threads = threads;
-        functional::QuantizedTensor y;
-        {
-          py::gil_scoped_release release;
-          y = functional::conv_transpose2d(x.tensor, w.tensor, span_of(b), options);
-        }
-        return result(std::move(y));
+        set_output(options, scale, zero_point, std::move(dtype), std::move(engine), relu, threads);
+        return result(without_gil([&] {
+          return functional::conv_transpose2d(x.tensor, w.tensor, span_of<float>(b), options);
+        }));
       },
       py::arg("input"), py::arg("input_scale"), py::arg("input_zero_point"), py::arg("input_axis"),
       py::arg("weight"), py::arg("weight_scale"), py::arg("weight_zero_point"),

@@ -2,10 +2,11 @@
 #include "qconv/faces/onnx.hpp"
 
 #include <optional>
-#include <span>
+#include <vector>
 
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "without_gil.hpp"
 
 namespace qconv::python {
 namespace {
@@ -30,6 +31,20 @@ std::vector<std::int32_t> zero_points_or_0(py::handle zero_point, std::string_vi
   return zero_point.is_none() ? std::vector<std::int32_t>{0} : int32s(zero_point, field);
 }
 
+// The operands of ConvInteger and the integer ConvTranspose: absent zero points are 0.
+struct IntegerOperands {
+  ArrayView x, w;
+  std::int32_t x_zero_point;
+  std::vector<std::int32_t> w_zero_point;
+};
+
+IntegerOperands integer_operands(py::handle x, py::handle w, Layout w_layout,
+                                 py::handle x_zero_point, py::handle w_zero_point) {
+  return {borrow_quantized(x, "x", Layout::NCHW), borrow_quantized(w, "w", w_layout),
+          zero_point_or_0(x_zero_point, "x_zero_point"),
+          zero_points_or_0(w_zero_point, "w_zero_point")};
+}
+
 }  // namespace
 
 void bind_onnx(py::module_& m) {
@@ -43,8 +58,8 @@ void bind_onnx(py::module_& m) {
         onnx::ConvAttributes attributes;
         set_attributes(attributes, std::move(auto_pad), dilations, group, kernel_shape, pads,
                        strides, threads);
-        const ArrayView xv = borrow(x, "x", Layout::NCHW, {DType::u8, DType::s8});
-        const ArrayView wv = borrow(w, "w", Layout::OIHW, {DType::u8, DType::s8});
+        const ArrayView xv = borrow_quantized(x, "x", Layout::NCHW);
+        const ArrayView wv = borrow_quantized(w, "w", Layout::OIHW);
         const double sx = number(x_scale, "x_scale");
         const std::int32_t zx = int32(x_zero_point, "x_zero_point");
         const std::vector<double> sw = doubles(w_scale, "w_scale");
@@ -52,19 +67,11 @@ void bind_onnx(py::module_& m) {
         const double sy = number(y_scale, "y_scale");
         const std::int32_t zy = int32(y_zero_point, "y_zero_point");
         const DType out = parse_dtype(y_dtype, "y_zero_point.dtype");
-        std::optional<ArrayView> bias;
-        if (!B.is_none()) bias = convert(B, "B", Layout::X, DType::s32);
-        std::optional<std::span<const std::int32_t>> b;
-        if (bias) {
-          b = std::span<const std::int32_t>(bias->view.as<std::int32_t>(),
-                                            static_cast<std::size_t>(bias->view.elements()));
-        }
-        Tensor y;
-        {
-          py::gil_scoped_release release;
-          y = onnx::qlinear_conv(xv.view, sx, zx, wv.view, sw, zw, sy, zy, b, attributes, out);
-        }
-        return to_numpy(std::move(y));
+        const std::optional<ArrayView> bias = convert_optional(B, "B", Layout::X, DType::s32);
+        return to_numpy(without_gil([&] {
+          return onnx::qlinear_conv(xv.view, sx, zx, wv.view, sw, zw, sy, zy,
+                                    span_of<std::int32_t>(bias), attributes, out);
+        }));
       },
       py::arg("x"), py::arg("x_scale"), py::arg("x_zero_point"), py::arg("w"), py::arg("w_scale"),
       py::arg("w_zero_point"), py::arg("y_scale"), py::arg("y_zero_point"), py::arg("B"),
@@ -79,16 +86,10 @@ void bind_onnx(py::module_& m) {
         onnx::ConvAttributes attributes;
         set_attributes(attributes, std::move(auto_pad), dilations, group, kernel_shape, pads,
                        strides, threads);
-        const ArrayView xv = borrow(x, "x", Layout::NCHW, {DType::u8, DType::s8});
-        const ArrayView wv = borrow(w, "w", Layout::OIHW, {DType::u8, DType::s8});
-        const std::int32_t zx = zero_point_or_0(x_zero_point, "x_zero_point");
-        const std::vector<std::int32_t> zw = zero_points_or_0(w_zero_point, "w_zero_point");
-        Tensor y;
-        {
-          py::gil_scoped_release release;
-          y = onnx::conv_integer(xv.view, wv.view, zx, zw, attributes);
-        }
-        return to_numpy(std::move(y));
+        const IntegerOperands o = integer_operands(x, w, Layout::OIHW, x_zero_point, w_zero_point);
+        return to_numpy(without_gil([&] {
+          return onnx::conv_integer(o.x.view, o.w.view, o.x_zero_point, o.w_zero_point, attributes);
+        }));
       },
       py::arg("x"), py::arg("w"), py::arg("x_zero_point"), py::arg("w_zero_point"),
       py::arg("auto_pad"), py::arg("dilations"), py::arg("group"), py::arg("kernel_shape"),
@@ -105,16 +106,11 @@ void bind_onnx(py::module_& m) {
                        strides, threads);
         attributes.output_padding = int64s(output_padding, "output_padding");
         attributes.output_shape = int64s(output_shape, "output_shape");
-        const ArrayView xv = borrow(x, "x", Layout::NCHW, {DType::u8, DType::s8});
-        const ArrayView wv = borrow(w, "w", Layout::IOHW, {DType::u8, DType::s8});
-        const std::int32_t zx = zero_point_or_0(x_zero_point, "x_zero_point");
-        const std::vector<std::int32_t> zw = zero_points_or_0(w_zero_point, "w_zero_point");
-        Tensor y;
-        {
-          py::gil_scoped_release release;
-          y = onnx::conv_transpose_integer(xv.view, wv.view, zx, zw, attributes);
-        }
-        return to_numpy(std::move(y));
+        const IntegerOperands o = integer_operands(x, w, Layout::IOHW, x_zero_point, w_zero_point);
+        return to_numpy(without_gil([&] {
+          return onnx::conv_transpose_integer(o.x.view, o.w.view, o.x_zero_point, o.w_zero_point,
+                                              attributes);
+        }));
       },
       py::arg("x"), py::arg("w"), py::arg("x_zero_point"), py::arg("w_zero_point"),
       py::arg("auto_pad"), py::arg("dilations"), py::arg("group"), py::arg("kernel_shape"),

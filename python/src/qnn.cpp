@@ -6,6 +6,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "qconv/error.hpp"
+#include "without_gil.hpp"
 
 namespace qconv::python {
 namespace {
@@ -37,6 +38,46 @@ ChannelView channel_view(const py::array& data, std::int64_t axis) {
   return {py::make_tuple(before, channels, after, 1), Layout::NCHW, 1};
 }
 
+// The attributes qnn.conv2d and qnn.conv2d_transpose share, converted in the same order.
+template <class Attrs>
+Attrs conv_attrs(py::handle strides, py::handle padding, py::handle dilation, std::int64_t groups,
+                 std::string data_layout, std::string kernel_layout, std::string out_layout,
+                 std::string out_dtype, bool allow_wraparound, int threads) {
+  Attrs attrs;
+  attrs.strides = int64s(strides, "strides");
+  attrs.padding = int64s(padding, "padding");
+  attrs.dilation = int64s(dilation, "dilation");
+  attrs.groups = groups;
+  attrs.data_layout = std::move(data_layout);
+  attrs.kernel_layout = std::move(kernel_layout);
+  attrs.out_layout = std::move(out_layout);
+  attrs.out_dtype = std::move(out_dtype);
+  attrs.allow_wraparound = allow_wraparound;
+  attrs.threads = threads;
+  return attrs;
+}
+
+// The data, the kernel and their quantization, as both convolutions take them.
+struct ConvOperands {
+  ArrayView data, kernel;
+  std::int32_t input_zero_point;
+  qnn::ZeroPoints kernel_zero_point;
+  double input_scale;
+  qnn::Scales kernel_scale;
+};
+
+ConvOperands conv_operands(py::handle data, py::handle kernel, std::string_view kernel_field,
+                           py::handle input_zero_point, py::handle kernel_zero_point,
+                           py::handle input_scale, py::handle kernel_scale,
+                           const std::string& data_layout, const std::string& kernel_layout) {
+  return {borrow_quantized(data, "data", parse_layout(data_layout, "data_layout")),
+          borrow_quantized(kernel, kernel_field, parse_layout(kernel_layout, "kernel_layout")),
+          int32(input_zero_point, "input_zero_point"),
+          int32s(kernel_zero_point, "kernel_zero_point"),
+          number(input_scale, "input_scale"),
+          doubles(kernel_scale, "kernel_scale")};
+}
+
 }  // namespace
 
 void bind_qnn(py::module_& m) {
@@ -48,33 +89,17 @@ void bind_qnn(py::module_& m) {
          py::handle dilation, std::int64_t groups, std::string data_layout,
          std::string kernel_layout, std::string out_layout, std::string out_dtype,
          bool allow_wraparound, int threads) {
-        qnn::Conv2DAttrs attrs;
-        attrs.strides = int64s(strides, "strides");
-        attrs.padding = int64s(padding, "padding");
-        attrs.dilation = int64s(dilation, "dilation");
-        attrs.groups = groups;
-        attrs.data_layout = std::move(data_layout);
-        attrs.kernel_layout = std::move(kernel_layout);
-        attrs.out_layout = std::move(out_layout);
-        attrs.out_dtype = std::move(out_dtype);
-        attrs.allow_wraparound = allow_wraparound;
-        attrs.threads = threads;
-        const ArrayView x = borrow(data, "data", parse_layout(attrs.data_layout, "data_layout"),
-                                   {DType::u8, DType::s8});
-        const ArrayView w =
-            borrow(kernel, "kernel", parse_layout(attrs.kernel_layout, "kernel_layout"),
-                   {DType::u8, DType::s8});
-        const std::int32_t zx = int32(input_zero_point, "input_zero_point");
-        const qnn::ZeroPoints zw = int32s(kernel_zero_point, "kernel_zero_point");
-        const double sx = number(input_scale, "input_scale");
-        const qnn::Scales sw = doubles(kernel_scale, "kernel_scale");
+        const auto attrs = conv_attrs<qnn::Conv2DAttrs>(
+            strides, padding, dilation, groups, std::move(data_layout), std::move(kernel_layout),
+            std::move(out_layout), std::move(out_dtype), allow_wraparound, threads);
+        const ConvOperands o =
+            conv_operands(data, kernel, "kernel", input_zero_point, kernel_zero_point, input_scale,
+                          kernel_scale, attrs.data_layout, attrs.kernel_layout);
         const std::array<std::int64_t, 2> k = pair(kernel_size, "kernel_size");
-        Tensor y;
-        {
-          py::gil_scoped_release release;
-          y = qnn::conv2d(x.view, w.view, zx, zw, sx, sw, k, channels, attrs);
-        }
-        return to_numpy(std::move(y));
+        return to_numpy(without_gil([&] {
+          return qnn::conv2d(o.data.view, o.kernel.view, o.input_zero_point, o.kernel_zero_point,
+                             o.input_scale, o.kernel_scale, k, channels, attrs);
+        }));
       },
       py::arg("data"), py::arg("kernel"), py::arg("input_zero_point"), py::arg("kernel_zero_point"),
       py::arg("input_scale"), py::arg("kernel_scale"), py::arg("kernel_size"), py::arg("channels"),
@@ -90,35 +115,19 @@ void bind_qnn(py::module_& m) {
          std::optional<std::int64_t> channels, py::handle kernel_size, std::string data_layout,
          std::string kernel_layout, std::string out_layout, py::handle output_padding,
          std::string out_dtype, bool allow_wraparound, int threads) {
-        qnn::Conv2DTransposeAttrs attrs;
-        attrs.strides = int64s(strides, "strides");
-        attrs.padding = int64s(padding, "padding");
-        attrs.dilation = int64s(dilation, "dilation");
-        attrs.groups = groups;
+        auto attrs = conv_attrs<qnn::Conv2DTransposeAttrs>(
+            strides, padding, dilation, groups, std::move(data_layout), std::move(kernel_layout),
+            std::move(out_layout), std::move(out_dtype), allow_wraparound, threads);
         attrs.channels = channels.value_or(0);
         attrs.kernel_size = int64s(kernel_size, "kernel_size");
-        attrs.data_layout = std::move(data_layout);
-        attrs.kernel_layout = std::move(kernel_layout);
-        attrs.out_layout = std::move(out_layout);
         attrs.output_padding = int64s(output_padding, "output_padding");
-        attrs.out_dtype = std::move(out_dtype);
-        attrs.allow_wraparound = allow_wraparound;
-        attrs.threads = threads;
-        const ArrayView x = borrow(data, "data", parse_layout(attrs.data_layout, "data_layout"),
-                                   {DType::u8, DType::s8});
-        const ArrayView w =
-            borrow(weight, "weight", parse_layout(attrs.kernel_layout, "kernel_layout"),
-                   {DType::u8, DType::s8});
-        const std::int32_t zx = int32(input_zero_point, "input_zero_point");
-        const qnn::ZeroPoints zw = int32s(kernel_zero_point, "kernel_zero_point");
-        const double sx = number(input_scale, "input_scale");
-        const qnn::Scales sw = doubles(kernel_scale, "kernel_scale");
-        Tensor y;
-        {
-          py::gil_scoped_release release;
-          y = qnn::conv2d_transpose(x.view, w.view, zx, zw, sx, sw, attrs);
-        }
-        return to_numpy(std::move(y));
+        const ConvOperands o =
+            conv_operands(data, weight, "weight", input_zero_point, kernel_zero_point, input_scale,
+                          kernel_scale, attrs.data_layout, attrs.kernel_layout);
+        return to_numpy(without_gil([&] {
+          return qnn::conv2d_transpose(o.data.view, o.kernel.view, o.input_zero_point,
+                                       o.kernel_zero_point, o.input_scale, o.kernel_scale, attrs);
+        }));
       },
       py::arg("data"), py::arg("weight"), py::arg("input_zero_point"), py::arg("kernel_zero_point"),
       py::arg("input_scale"), py::arg("kernel_scale"), py::arg("strides"), py::arg("padding"),
@@ -147,12 +156,8 @@ void bind_qnn(py::module_& m) {
         const std::int32_t zi = int32(input_zero_point, "input_zero_point");
         const double so = number(output_scale, "output_scale");
         const std::int32_t zo = int32(output_zero_point, "output_zero_point");
-        Tensor y;
-        {
-          py::gil_scoped_release release;
-          y = qnn::requantize(x.view, si, zi, so, zo, attrs);
-        }
-        return to_numpy(std::move(y)).attr("reshape")(shape);
+        return to_numpy(without_gil([&] { return qnn::requantize(x.view, si, zi, so, zo, attrs); }))
+            .attr("reshape")(shape);
       });
 }
 

@@ -13,6 +13,7 @@
 #include "convert.hpp"
 #include "qconv/scheme.hpp"
 #include "qconv/serialize.hpp"
+#include "without_gil.hpp"
 
 namespace qconv::python {
 namespace {
@@ -50,6 +51,22 @@ Conv2dConfig conv_config_or_default(const std::optional<Conv2dConfig>& config) {
 }
 ComputeConfig compute_config_or_default(const std::optional<ComputeConfig>& config) {
   return config.value_or(ComputeConfig{});
+}
+
+// Unprepared weights: the values (kept alive by `array`) with their scale and zero point.
+struct WeightsArgument {
+  ArrayView array;
+  ttnn::QuantizedWeights weights;
+};
+
+WeightsArgument quantized_weights(py::handle values, py::handle scale, py::handle zero_point,
+                                  const std::string& weights_format) {
+  WeightsArgument w{
+      borrow_quantized(values, "weight_tensor", parse_layout(weights_format, "weights_format")),
+      {}};
+  w.weights = {w.array.view, doubles(scale, "weight_tensor.scale"),
+               int32s(zero_point, "weight_tensor.zero_point")};
+  return w;
 }
 
 // The bias in the element type the scheme takes: s32, or float for the PyTorch schemes.
@@ -217,18 +234,15 @@ void bind_ttnn(py::module_& m) {
          std::optional<ComputeConfig> compute_config) {
         const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
                                     input_width, kernel_size, stride, padding, dilation, groups);
-        const ArrayView w =
-            borrow(values, "weight_tensor", parse_layout(weights_format, "weights_format"),
-                   {DType::u8, DType::s8});
-        const ttnn::QuantizedWeights weights{w.view, doubles(scale, "weight_tensor.scale"),
-                                             int32s(zero_point, "weight_tensor.zero_point")};
+        const WeightsArgument w = quantized_weights(values, scale, zero_point, weights_format);
         const Conv2dConfig conv = conv_config_or_default(conv_config);
         const ComputeConfig compute = compute_config_or_default(compute_config);
-        py::gil_scoped_release release;
-        return ttnn::prepare_conv_weights(weights, input_layout, weights_format, g.in_channels,
-                                          g.out_channels, g.batch_size, g.input_height,
-                                          g.input_width, g.kernel_size, g.stride, g.padding,
-                                          g.dilation, has_bias, g.groups, conv, compute);
+        return without_gil([&] {
+          return ttnn::prepare_conv_weights(w.weights, input_layout, weights_format, g.in_channels,
+                                            g.out_channels, g.batch_size, g.input_height,
+                                            g.input_width, g.kernel_size, g.stride, g.padding,
+                                            g.dilation, has_bias, g.groups, conv, compute);
+        });
       },
       py::arg("values"), py::arg("scale"), py::arg("zero_point"), py::arg("input_layout"),
       py::arg("weights_format"), py::arg("in_channels"), py::arg("out_channels"),
@@ -248,10 +262,11 @@ void bind_ttnn(py::module_& m) {
         const Conv2dConfig conv = conv_config_or_default(conv_config);
         const ComputeConfig compute = compute_config_or_default(compute_config);
         const ArrayView b = bias_array(bias_tensor, compute);
-        py::gil_scoped_release release;
-        return ttnn::prepare_conv_bias(b.view, input_layout, g.in_channels, g.out_channels,
-                                       g.batch_size, g.input_height, g.input_width, g.kernel_size,
-                                       g.stride, g.padding, g.dilation, g.groups, conv, compute);
+        return without_gil([&] {
+          return ttnn::prepare_conv_bias(b.view, input_layout, g.in_channels, g.out_channels,
+                                         g.batch_size, g.input_height, g.input_width, g.kernel_size,
+                                         g.stride, g.padding, g.dilation, g.groups, conv, compute);
+        });
       },
       py::arg("bias_tensor"), py::arg("input_layout"), py::arg("in_channels"),
       py::arg("out_channels"), py::arg("batch_size"), py::arg("input_height"),
@@ -268,19 +283,16 @@ void bind_ttnn(py::module_& m) {
          bool return_output_dim, bool return_weights_and_bias) {
         const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
                                     input_width, kernel_size, stride, padding, dilation, groups);
-        const ArrayView x =
-            borrow(input_tensor, "input_tensor", weight_tensor.plan().problem().desc().input_layout,
-                   {DType::u8, DType::s8});
+        const ArrayView x = borrow_quantized(input_tensor, "input_tensor",
+                                             weight_tensor.plan().problem().desc().input_layout);
         const Conv2dConfig conv = conv_config_or_default(conv_config);
         const ComputeConfig compute = compute_config_or_default(compute_config);
-        ttnn::Conv2dResult result;
-        {
-          py::gil_scoped_release release;
-          result = ttnn::conv2d(x.view, weight_tensor, g.in_channels, g.out_channels, g.batch_size,
-                                g.input_height, g.input_width, g.kernel_size, g.stride, g.padding,
-                                g.dilation, g.groups, bias_tensor, conv, compute, return_output_dim,
-                                return_weights_and_bias);
-        }
+        ttnn::Conv2dResult result = without_gil([&] {
+          return ttnn::conv2d(x.view, weight_tensor, g.in_channels, g.out_channels, g.batch_size,
+                              g.input_height, g.input_width, g.kernel_size, g.stride, g.padding,
+                              g.dilation, g.groups, bias_tensor, conv, compute, return_output_dim,
+                              return_weights_and_bias);
+        });
         return conv2d_result(std::move(result), return_output_dim, return_weights_and_bias);
       },
       py::arg("input_tensor"), py::arg("weight_tensor"), py::arg("in_channels"),
@@ -300,28 +312,21 @@ void bind_ttnn(py::module_& m) {
          bool return_output_dim, bool return_weights_and_bias) {
         const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
                                     input_width, kernel_size, stride, padding, dilation, groups);
-        const ArrayView x =
-            borrow(input_tensor, "input_tensor", parse_layout(input_layout, "input_layout"),
-                   {DType::u8, DType::s8});
-        const ArrayView w =
-            borrow(values, "weight_tensor", parse_layout(weights_format, "weights_format"),
-                   {DType::u8, DType::s8});
-        const ttnn::QuantizedWeights weights{w.view, doubles(scale, "weight_tensor.scale"),
-                                             int32s(zero_point, "weight_tensor.zero_point")};
+        const ArrayView x = borrow_quantized(input_tensor, "input_tensor",
+                                             parse_layout(input_layout, "input_layout"));
+        const WeightsArgument w = quantized_weights(values, scale, zero_point, weights_format);
         const Conv2dConfig conv = conv_config_or_default(conv_config);
         const ComputeConfig compute = compute_config_or_default(compute_config);
         std::optional<ArrayView> b;
         if (!bias_tensor.is_none()) b = bias_array(bias_tensor, compute);
         const std::optional<ConstTensorView> bias =
             b ? std::optional<ConstTensorView>(b->view) : std::nullopt;
-        ttnn::Conv2dResult result;
-        {
-          py::gil_scoped_release release;
-          result = ttnn::conv2d(x.view, weights, weights_format, g.in_channels, g.out_channels,
-                                g.batch_size, g.input_height, g.input_width, g.kernel_size,
-                                g.stride, g.padding, g.dilation, g.groups, bias, conv, compute,
-                                return_output_dim, return_weights_and_bias);
-        }
+        ttnn::Conv2dResult result = without_gil([&] {
+          return ttnn::conv2d(x.view, w.weights, weights_format, g.in_channels, g.out_channels,
+                              g.batch_size, g.input_height, g.input_width, g.kernel_size, g.stride,
+                              g.padding, g.dilation, g.groups, bias, conv, compute,
+                              return_output_dim, return_weights_and_bias);
+        });
         return conv2d_result(std::move(result), return_output_dim, return_weights_and_bias);
       },
       py::arg("input_tensor"), py::arg("input_layout"), py::arg("values"), py::arg("scale"),

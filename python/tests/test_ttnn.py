@@ -5,21 +5,7 @@ import numpy as np
 import pytest
 
 import qconv
-
-# NHWC 1x2x2x1 input stored with zero point 1 (real values 0, 1, 2, 3); OIHW 1x1x2x2 weights.
-X = np.array([[[[1], [2]], [[3], [4]]]], np.uint8)
-W = np.array([[[[1, 2], [3, 4]]]], np.int8)
-INT32 = qconv.ComputeConfig(scheme="int32", input_zero_point=1)
-INT32_OUT = qconv.Conv2dConfig(dtype="int32")
-GEOMETRY = dict(in_channels=1, out_channels=1, batch_size=1, input_height=2, input_width=2,
-                kernel_size=(2, 2))
-
-
-def prepare(padding=(0, 0), has_bias=False, **kwargs):
-    args = dict(GEOMETRY, stride=(1, 1), padding=padding, dilation=(1, 1), has_bias=has_bias,
-                groups=1, conv_config=INT32_OUT, compute_config=INT32)
-    args.update(kwargs)
-    return qconv.prepare_conv_weights(W, "NHWC", "OIHW", **args)
+from ttnn_problem import GEOMETRY, INT32, INT32_OUT, W, X, prepare
 
 
 def test_int32_accumulator_and_ttnn_padding_order():

@@ -9,12 +9,14 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "qconv/error.hpp"
 #include "qconv/plan.hpp"
+
+// This program is built on its own, without the tests' include directory.
+#include "../support/random_bytes.hpp"
 
 namespace {
 
@@ -54,6 +56,7 @@ namespace {
 
 using qconv::DType;
 using qconv::Layout;
+using qconv::test::random_bytes;
 
 constexpr std::int64_t kSize = 14;
 constexpr std::int64_t kChannels = 64;
@@ -75,19 +78,12 @@ qconv::Problem resnet_3x3(bool has_bias) {
   return qconv::Problem(d);
 }
 
-std::vector<std::uint8_t> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::uint8_t> v(n);
-  for (auto& x : v) x = static_cast<std::uint8_t>(rng() % 200);
-  return v;
-}
-
 class ExecuteAllocations : public ::testing::TestWithParam<std::tuple<bool, int>> {};
 
 TEST_P(ExecuteAllocations, NoneAfterTheFirstCall) {
   const auto [with_bias, threads] = GetParam();
   const qconv::Problem problem = resnet_3x3(with_bias);
-  const auto weights = random_bytes(kChannels * 9 * kChannels, 1);
+  const auto weights = random_bytes(kChannels * 9 * kChannels, 1, 200);
   const auto plan = qconv::Plan::prepare(
       problem,
       {std::span<const std::uint8_t>(weights), DType::s8, Layout::OHWI, problem.weight_shape()});
@@ -97,7 +93,7 @@ TEST_P(ExecuteAllocations, NoneAfterTheFirstCall) {
   const qconv::PreparedBias bias =
       with_bias ? plan.prepare_bias(std::span<const float>(bias_values)) : plan.prepare_bias({});
 
-  const auto x = random_bytes(kSize * kSize * kChannels, 2);
+  const auto x = random_bytes(kSize * kSize * kChannels, 2, 200);
   std::vector<std::uint8_t> y(x.size());
   const qconv::ConstTensorView input(std::span<const std::uint8_t>(x), DType::u8, Layout::NHWC,
                                      {1, kSize, kSize, kChannels});
@@ -133,11 +129,11 @@ INSTANTIATE_TEST_SUITE_P(BiasAndThreads, ExecuteAllocations,
 // The checks still run in full on the allocation-free path: a bad call gets the whole message.
 TEST(ExecuteChecks, StillNameTheFieldValueAndRule) {
   const qconv::Problem problem = resnet_3x3(false);
-  const auto weights = random_bytes(kChannels * 9 * kChannels, 1);
+  const auto weights = random_bytes(kChannels * 9 * kChannels, 1, 200);
   const auto plan = qconv::Plan::prepare(
       problem,
       {std::span<const std::uint8_t>(weights), DType::s8, Layout::OHWI, problem.weight_shape()});
-  const auto x = random_bytes(kSize * kSize * kChannels, 2);
+  const auto x = random_bytes(kSize * kSize * kChannels, 2, 200);
   std::vector<std::uint8_t> y(x.size() * 2, 0xAB);
   const qconv::ConstTensorView input(std::span<const std::uint8_t>(x), DType::u8, Layout::NHWC,
                                      {1, kSize, kSize, kChannels});
