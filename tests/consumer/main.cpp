@@ -14,8 +14,8 @@ int main() {
   const std::array<std::int8_t, 2> weights{3, -2};
   const std::array<std::uint8_t, 2> input{5, 7};
   const auto plan = qconv::Plan::prepare(
-      problem, {std::span<const std::int8_t>(weights), qconv::DType::s8, qconv::Layout::OHWI,
-                {1, 1, 1, 2}});
+      problem,
+      {std::span<const std::int8_t>(weights), qconv::DType::s8, qconv::Layout::OHWI, {1, 1, 1, 2}});
   const qconv::Tensor out = plan.execute(
       {std::span<const std::uint8_t>(input), qconv::DType::u8, qconv::Layout::NHWC, {1, 1, 1, 2}});
   const int expected = (5 - 1) * 3 + (7 - 1) * -2;  // 0
