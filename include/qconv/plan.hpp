@@ -63,7 +63,7 @@ class Plan {
  public:
   // Checks the weight tensor against the problem (dtype, layout, shape, buffer size) and the
   // accumulator bound (OverflowRisk), then hands the weights to the chosen engine to pack.
-  static Plan prepare(const Problem& problem, ConstTensorView weights,
+  static Plan prepare(const Problem& problem, const ConstTensorView& weights,
                       const PrepareOptions& options = {});
 
   const Problem& problem() const;

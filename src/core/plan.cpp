@@ -180,7 +180,8 @@ Plan detail::prepare_plan(const Problem& problem, const CanonicalWeights& weight
   return Plan(std::move(impl));
 }
 
-Plan Plan::prepare(const Problem& problem, ConstTensorView weights, const PrepareOptions& options) {
+Plan Plan::prepare(const Problem& problem, const ConstTensorView& weights,
+                   const PrepareOptions& options) {
   const auto& d = problem.desc();
   check_kind(weights, "weight", d.weight_dtype, d.weight_layout);
   check_shape(weights, "weight", problem.weight_shape());

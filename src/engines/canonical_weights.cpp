@@ -41,7 +41,7 @@ CanonicalWeights::CanonicalWeights(const Problem& p)
       kernel_h_(p.desc().kernel_h),
       kernel_w_(p.desc().kernel_w) {}
 
-CanonicalWeights::CanonicalWeights(const Problem& p, ConstTensorView weights)
+CanonicalWeights::CanonicalWeights(const Problem& p, const ConstTensorView& weights)
     : CanonicalWeights(p) {
   const std::int64_t out = p.desc().out_channels;
   const auto* u8 = weights.as<std::uint8_t>();

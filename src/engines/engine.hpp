@@ -25,7 +25,7 @@ namespace qconv::detail {
 class CanonicalWeights {
  public:
   // From a weight tensor already checked against the problem (dtype, layout, shape, size).
-  CanonicalWeights(const Problem& problem, ConstTensorView weights);
+  CanonicalWeights(const Problem& problem, const ConstTensorView& weights);
   // From bytes() of weights for the same problem, read from a file: throws FormatError naming
   // `field` when the byte count is not the problem's weight count.
   static CanonicalWeights from_bytes(const Problem& problem, std::span<const std::byte> bytes,

@@ -69,7 +69,7 @@ void set_output_padding(ProblemDesc& desc, std::span<const std::int64_t> values,
   desc.output_pad_w = w;
 }
 
-Tensor run_once(const Problem& problem, ConstTensorView weights, ConstTensorView input,
+Tensor run_once(const Problem& problem, const ConstTensorView& weights, ConstTensorView input,
                 BiasView bias, int threads) {
   const Plan plan = Plan::prepare(problem, weights);
   RunOptions options;

@@ -41,7 +41,7 @@ void set_output_padding(ProblemDesc& desc, std::span<const std::int64_t> values,
                         std::string_view field);
 
 // Prepares the weights for `problem` and runs it once on `input`, returning a new output tensor.
-Tensor run_once(const Problem& problem, ConstTensorView weights, ConstTensorView input,
+Tensor run_once(const Problem& problem, const ConstTensorView& weights, ConstTensorView input,
                 BiasView bias = {}, int threads = 1);
 
 }  // namespace qconv::detail

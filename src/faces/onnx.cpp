@@ -194,8 +194,8 @@ void require_axis_attributes(const ProblemDesc& d) {
 
 }  // namespace
 
-Tensor qlinear_conv(ConstTensorView x, double x_scale, std::int32_t x_zero_point, ConstTensorView w,
-                    const std::vector<double>& w_scale,
+Tensor qlinear_conv(const ConstTensorView& x, double x_scale, std::int32_t x_zero_point,
+                    const ConstTensorView& w, const std::vector<double>& w_scale,
                     const std::vector<std::int32_t>& w_zero_point, double y_scale,
                     std::int32_t y_zero_point, std::optional<std::span<const std::int32_t>> B,
                     const ConvAttributes& attributes, DType y_dtype) {
@@ -219,7 +219,7 @@ Tensor qlinear_conv(ConstTensorView x, double x_scale, std::int32_t x_zero_point
   return detail::run_once(Problem(std::move(d)), w, x, bias, attributes.threads);
 }
 
-Tensor conv_integer(ConstTensorView x, ConstTensorView w, std::int32_t x_zero_point,
+Tensor conv_integer(const ConstTensorView& x, ConstTensorView w, std::int32_t x_zero_point,
                     const std::vector<std::int32_t>& w_zero_point,
                     const ConvAttributes& attributes) {
   ProblemDesc d = describe(OpKind::conv2d, x, w, x_zero_point, w_zero_point, attributes);
@@ -228,7 +228,8 @@ Tensor conv_integer(ConstTensorView x, ConstTensorView w, std::int32_t x_zero_po
   return detail::run_once(Problem(std::move(d)), w, x, {}, attributes.threads);
 }
 
-Tensor conv_transpose_integer(ConstTensorView x, ConstTensorView w, std::int32_t x_zero_point,
+Tensor conv_transpose_integer(const ConstTensorView& x, ConstTensorView w,
+                              std::int32_t x_zero_point,
                               const std::vector<std::int32_t>& w_zero_point,
                               const ConvTransposeAttributes& attributes) {
   ProblemDesc d = describe(OpKind::conv2d_transpose, x, w, x_zero_point, w_zero_point, attributes);

@@ -224,7 +224,7 @@ void store(Tensor& out, std::int64_t i, std::int32_t value) {
 
 }  // namespace
 
-Tensor conv2d(ConstTensorView data, ConstTensorView kernel, std::int32_t input_zero_point,
+Tensor conv2d(const ConstTensorView& data, ConstTensorView kernel, std::int32_t input_zero_point,
               const ZeroPoints& kernel_zero_point, double input_scale, const Scales& kernel_scale,
               std::array<std::int64_t, 2> kernel_size, std::int64_t channels,
               const Conv2DAttrs& attrs) {
@@ -244,9 +244,10 @@ Tensor conv2d(ConstTensorView data, ConstTensorView kernel, std::int32_t input_z
   return detail::run_once(Problem(std::move(desc)), kernel, data, {}, attrs.threads);
 }
 
-Tensor conv2d_transpose(ConstTensorView data, ConstTensorView weight, std::int32_t input_zero_point,
-                        const ZeroPoints& kernel_zero_point, double input_scale,
-                        const Scales& kernel_scale, const Conv2DTransposeAttrs& attrs) {
+Tensor conv2d_transpose(const ConstTensorView& data, ConstTensorView weight,
+                        std::int32_t input_zero_point, const ZeroPoints& kernel_zero_point,
+                        double input_scale, const Scales& kernel_scale,
+                        const Conv2DTransposeAttrs& attrs) {
   const Layouts layouts = check_attributes(
       attrs, {Layout::IOHW, Layout::OIHW},
       "qnn.conv2d_transpose weights are IOHW ([C_in, C_out/groups, kh, kw]) or OIHW", data, weight,
@@ -277,9 +278,9 @@ Tensor conv2d_transpose(ConstTensorView data, ConstTensorView weight, std::int32
   return detail::run_once(Problem(std::move(desc)), weight, data, {}, attrs.threads);
 }
 
-Tensor requantize(ConstTensorView data, const Scales& input_scale, std::int32_t input_zero_point,
-                  double output_scale, std::int32_t output_zero_point,
-                  const RequantizeAttrs& attrs) {
+Tensor requantize(const ConstTensorView& data, const Scales& input_scale,
+                  std::int32_t input_zero_point, double output_scale,
+                  std::int32_t output_zero_point, const RequantizeAttrs& attrs) {
   require<ShapeMismatch>(!data.empty(), "data", "empty view", "a tensor is required");
   require<ShapeMismatch>(data.dtype() == DType::s32, "data.dtype", to_string(data.dtype()),
                          "qnn.requantize takes an int32 tensor");

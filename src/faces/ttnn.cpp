@@ -112,7 +112,7 @@ ProblemDesc problem_desc(const Geometry& g, const WeightFormat& weights, bool ha
 
 // The bias must be what the scheme adds: float for the PyTorch schemes, s32 for the others; one
 // value per output channel.
-std::pair<std::vector<std::int32_t>, std::vector<float>> copy_bias(ConstTensorView bias,
+std::pair<std::vector<std::int32_t>, std::vector<float>> copy_bias(const ConstTensorView& bias,
                                                                    const Problem& problem) {
   const ProblemDesc& d = problem.desc();
   require<ShapeMismatch>(!bias.empty(), "bias_tensor", "empty view", "a tensor is required");
@@ -130,7 +130,7 @@ std::pair<std::vector<std::int32_t>, std::vector<float>> copy_bias(ConstTensorVi
   return {{bias.as<std::int32_t>(), bias.as<std::int32_t>() + count}, {}};
 }
 
-Conv2dResult run_prepared(ConstTensorView input_tensor, const PreparedWeights& weights,
+Conv2dResult run_prepared(const ConstTensorView& input_tensor, const PreparedWeights& weights,
                           const Geometry& geometry, const PreparedBias* bias,
                           const Conv2dConfig& conv_config, const ComputeConfig& compute_config,
                           bool return_output_dim, bool return_weights_and_bias) {
@@ -186,7 +186,7 @@ PreparedWeights prepare_weights(const QuantizedWeights& weight_tensor,
 }
 
 // prepare_conv_bias once the geometry arguments are collected.
-PreparedBias prepare_bias(ConstTensorView bias_tensor, const Geometry& geometry,
+PreparedBias prepare_bias(const ConstTensorView& bias_tensor, const Geometry& geometry,
                           const Conv2dConfig& conv_config, const ComputeConfig& compute_config) {
   Problem problem(problem_desc(geometry, kBiasWeightFormat, true, conv_config, compute_config));
   auto [s32, f32] = copy_bias(bias_tensor, problem);
@@ -210,7 +210,7 @@ PreparedWeights prepare_conv_weights(
                          compute_config);
 }
 
-PreparedBias prepare_conv_bias(ConstTensorView bias_tensor, const std::string& input_layout,
+PreparedBias prepare_conv_bias(const ConstTensorView& bias_tensor, const std::string& input_layout,
                                std::int64_t in_channels, std::int64_t out_channels,
                                std::int64_t batch_size, std::int64_t input_height,
                                std::int64_t input_width, std::array<std::int64_t, 2> kernel_size,
@@ -226,7 +226,7 @@ PreparedBias prepare_conv_bias(ConstTensorView bias_tensor, const std::string& i
   return prepare_bias(bias_tensor, geometry, conv_config, compute_config);
 }
 
-Conv2dResult conv2d(ConstTensorView input_tensor, const PreparedWeights& weight_tensor,
+Conv2dResult conv2d(const ConstTensorView& input_tensor, const PreparedWeights& weight_tensor,
                     std::int64_t in_channels, std::int64_t out_channels, std::int64_t batch_size,
                     std::int64_t input_height, std::int64_t input_width,
                     std::array<std::int64_t, 2> kernel_size, std::array<std::int64_t, 2> stride,
@@ -242,7 +242,7 @@ Conv2dResult conv2d(ConstTensorView input_tensor, const PreparedWeights& weight_
                       compute_config, return_output_dim, return_weights_and_bias);
 }
 
-Conv2dResult conv2d(ConstTensorView input_tensor, const QuantizedWeights& weight_tensor,
+Conv2dResult conv2d(const ConstTensorView& input_tensor, const QuantizedWeights& weight_tensor,
                     const std::string& weights_format, std::int64_t in_channels,
                     std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
                     std::int64_t input_width, std::array<std::int64_t, 2> kernel_size,

@@ -32,20 +32,21 @@ struct ConvTransposeAttributes : ConvAttributes {
 // y = QLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B):
 // scheme onnx. The output dtype is y_zero_point's: `y_dtype` (uint8 by default, as in ONNX).
 // w_scale / w_zero_point hold one value or one per output channel.
-Tensor qlinear_conv(ConstTensorView x, double x_scale, std::int32_t x_zero_point, ConstTensorView w,
-                    const std::vector<double>& w_scale,
+Tensor qlinear_conv(const ConstTensorView& x, double x_scale, std::int32_t x_zero_point,
+                    const ConstTensorView& w, const std::vector<double>& w_scale,
                     const std::vector<std::int32_t>& w_zero_point, double y_scale,
                     std::int32_t y_zero_point, std::optional<std::span<const std::int32_t>> B = {},
                     const ConvAttributes& attributes = {}, DType y_dtype = DType::u8);
 
 // y = ConvInteger(x, w, x_zero_point, w_zero_point): the s32 accumulator (scheme int32).
-Tensor conv_integer(ConstTensorView x, ConstTensorView w, std::int32_t x_zero_point = 0,
+Tensor conv_integer(const ConstTensorView& x, ConstTensorView w, std::int32_t x_zero_point = 0,
                     const std::vector<std::int32_t>& w_zero_point = {0},
                     const ConvAttributes& attributes = {});
 
 // The integer transposed convolution, ConvTranspose's attributes and ConvInteger's zero points:
 // the s32 accumulator.
-Tensor conv_transpose_integer(ConstTensorView x, ConstTensorView w, std::int32_t x_zero_point = 0,
+Tensor conv_transpose_integer(const ConstTensorView& x, ConstTensorView w,
+                              std::int32_t x_zero_point = 0,
                               const std::vector<std::int32_t>& w_zero_point = {0},
                               const ConvTransposeAttributes& attributes = {});
 

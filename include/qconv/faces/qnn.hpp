@@ -32,7 +32,7 @@ struct Conv2DAttrs {
 
 // `data`: u8/s8 activations in data_layout; `kernel`: u8/s8 weights in kernel_layout.
 // `kernel_size` and `channels` must agree with the kernel's shape.
-Tensor conv2d(ConstTensorView data, ConstTensorView kernel, std::int32_t input_zero_point,
+Tensor conv2d(const ConstTensorView& data, ConstTensorView kernel, std::int32_t input_zero_point,
               const ZeroPoints& kernel_zero_point, double input_scale, const Scales& kernel_scale,
               std::array<std::int64_t, 2> kernel_size, std::int64_t channels,
               const Conv2DAttrs& attrs = {});
@@ -53,9 +53,10 @@ struct Conv2DTransposeAttrs {
   int threads = 1;
 };
 
-Tensor conv2d_transpose(ConstTensorView data, ConstTensorView weight, std::int32_t input_zero_point,
-                        const ZeroPoints& kernel_zero_point, double input_scale,
-                        const Scales& kernel_scale, const Conv2DTransposeAttrs& attrs = {});
+Tensor conv2d_transpose(const ConstTensorView& data, ConstTensorView weight,
+                        std::int32_t input_zero_point, const ZeroPoints& kernel_zero_point,
+                        double input_scale, const Scales& kernel_scale,
+                        const Conv2DTransposeAttrs& attrs = {});
 
 struct RequantizeAttrs {
   std::int64_t axis = -1;               // the channel axis of per-channel input scales
@@ -66,8 +67,8 @@ struct RequantizeAttrs {
 
 // qnn.requantize of an s32 tensor (any layout; a one-dimensional tensor has layout X):
 // q = requantize(data − input_zero_point) with input_scale per tensor or per channel along `axis`.
-Tensor requantize(ConstTensorView data, const Scales& input_scale, std::int32_t input_zero_point,
-                  double output_scale, std::int32_t output_zero_point,
-                  const RequantizeAttrs& attrs = {});
+Tensor requantize(const ConstTensorView& data, const Scales& input_scale,
+                  std::int32_t input_zero_point, double output_scale,
+                  std::int32_t output_zero_point, const RequantizeAttrs& attrs = {});
 
 }  // namespace qconv::qnn

@@ -86,7 +86,7 @@ PreparedWeights prepare_conv_weights(
     const ComputeConfig& compute_config = {});
 
 // `bias_tensor`: out_channels values, s32 or f32 (layout X) as compute_config.scheme takes.
-PreparedBias prepare_conv_bias(ConstTensorView bias_tensor, const std::string& input_layout,
+PreparedBias prepare_conv_bias(const ConstTensorView& bias_tensor, const std::string& input_layout,
                                std::int64_t in_channels, std::int64_t out_channels,
                                std::int64_t batch_size, std::int64_t input_height,
                                std::int64_t input_width, std::array<std::int64_t, 2> kernel_size,
@@ -104,7 +104,7 @@ struct Conv2dResult {
 };
 
 // Runs prepared weights; every geometry argument is checked against what they were prepared for.
-Conv2dResult conv2d(ConstTensorView input_tensor, const PreparedWeights& weight_tensor,
+Conv2dResult conv2d(const ConstTensorView& input_tensor, const PreparedWeights& weight_tensor,
                     std::int64_t in_channels, std::int64_t out_channels, std::int64_t batch_size,
                     std::int64_t input_height, std::int64_t input_width,
                     std::array<std::int64_t, 2> kernel_size, std::array<std::int64_t, 2> stride,
@@ -115,7 +115,7 @@ Conv2dResult conv2d(ConstTensorView input_tensor, const PreparedWeights& weight_
 
 // As ttnn, conv2d also takes unprepared weights (and a raw bias) and prepares them on the way;
 // return_weights_and_bias hands the prepared objects back for reuse.
-Conv2dResult conv2d(ConstTensorView input_tensor, const QuantizedWeights& weight_tensor,
+Conv2dResult conv2d(const ConstTensorView& input_tensor, const QuantizedWeights& weight_tensor,
                     const std::string& weights_format, std::int64_t in_channels,
                     std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
                     std::int64_t input_width, std::array<std::int64_t, 2> kernel_size,
