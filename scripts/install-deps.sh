@@ -9,10 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build   # compiler and build system
   libgtest-dev libgmock-dev           # unit tests (GoogleTest)
-  libbenchmark-dev                    # micro-benchmarks (Google Benchmark)
   nlohmann-json3-dev                  # reads the shared JSON test vectors in the tests
-  libxbyak-dev                        # JIT assembler for the VNNI kernels
-  libdnnl-dev                         # oneDNN: the peer in the bench, never in the library
   clang libclang-rt-14-dev            # libFuzzer and the sanitizer runtimes
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module and its tests
 )
