@@ -172,29 +172,45 @@ class Avx512VnniKernel final : public PreparedKernel {
       total += taps_ * steps_ * vectors * 64;
     }
     packed_.assign(static_cast<std::size_t>(total), 0);
-    for (std::int64_t p = 0; p < panels_; ++p) {
-      const std::int64_t vectors = panel_vectors_[static_cast<std::size_t>(p)];
-      const std::int64_t lanes = vectors * 16;
-      for (std::int64_t t = 0; t < taps_; ++t) {
-        for (std::int64_t k = 0; k < tap_bytes_; ++k) {
-          // (r, s, c) of byte k of tap t.
-          std::int64_t r = t / d.kernel_w, s = t % d.kernel_w, c = k;
-          if (path_ == Path::im2col) {
-            r = k / (d.kernel_w * channels_);
-            s = (k / channels_) % d.kernel_w;
-            c = k % channels_;
+    // Reads each channel's canonical (c, r, s) values in order; writes each to its panel lane.
+    std::vector<std::int32_t> sums(static_cast<std::size_t>(taps_));
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int64_t p = o / kPanelWidth, lane = o % kPanelWidth;
+      const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
+      std::int8_t* panel = packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane * 4;
+      const std::int32_t zw = zero_points_[static_cast<std::size_t>(o)];
+      std::fill(sums.begin(), sums.end(), 0);
+      const std::int16_t* values = weights.channel(o).data();
+      const std::int64_t kernel_taps = d.kernel_h * d.kernel_w;
+      // Canonical order is (c, r, s): value (c, tap) sits at c * kernel_taps + tap. Four
+      // consecutive bytes of a step go out as one 32-bit store.
+      std::int32_t sum = 0;  // Σ(w' − zw') of the tap being packed
+      const auto at = [&](std::int64_t c, std::int64_t tap) -> std::uint32_t {
+        if (c >= channels_) return 0;
+        const std::int32_t w = values[c * kernel_taps + tap] - shift;
+        sum += w - zw;
+        return static_cast<std::uint8_t>(w);
+      };
+      for (std::int64_t tap = 0; tap < kernel_taps; ++tap) {
+        sum = 0;
+        if (path_ == Path::im2col) {  // one tap of (r, s, c) bytes: byte k = tap * C + c
+          for (std::int64_t c = 0; c < channels_; ++c) {
+            const std::int64_t k = tap * channels_ + c;
+            panel[(k / 4) * lanes * 4 + k % 4] = static_cast<std::int8_t>(at(c, tap));
           }
-          std::int8_t* block = packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] +
-                               (t * steps_ + k / 4) * lanes * 4 + k % 4;
-          for (std::int64_t l = 0; l < lanes; ++l) {
-            const std::int64_t o = p * kPanelWidth + l;
-            if (o >= out_channels_) break;
-            const std::int32_t w = weights.value(o, c, r, s) - shift;
-            block[l * 4] = static_cast<std::int8_t>(static_cast<std::uint8_t>(w));
-            tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] +=
-                w - zero_points_[static_cast<std::size_t>(o)];
-          }
+          sums[0] += sum;
+          continue;
         }
+        std::int8_t* block = panel + tap * steps_ * lanes * 4;
+        for (std::int64_t c = 0; c < channels_; c += 4) {
+          const std::uint32_t word =
+              at(c, tap) | at(c + 1, tap) << 8 | at(c + 2, tap) << 16 | at(c + 3, tap) << 24;
+          std::memcpy(block + (c / 4) * lanes * 4, &word, 4);
+        }
+        sums[static_cast<std::size_t>(tap)] = sum;
+      }
+      for (std::int64_t t = 0; t < taps_; ++t) {
+        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] = sums[static_cast<std::size_t>(t)];
       }
     }
   }
