@@ -339,10 +339,26 @@ class Avx512VnniKernel final : public PreparedKernel {
     const auto& d = problem_.desc();
     const std::int64_t first_pixel = (n * out_h_ + y) * out_w_;
     if (path_ == Path::im2col) {
-      for (const auto& [x, rows] : column_tiles_) {
-        alignas(64) std::uint8_t gathered[kMaxRows * kMaxIm2colBytes];
-        gather(ctx, n, y, x, rows, gathered);
-        run_tile(pr, gathered, 0, im2col_stride(), 0, rows, first_pixel + x);
+      // Windows of a run of tiles gathered at once, so that the stores have left before the tiles
+      // read them back.
+      alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
+      const std::int64_t per_gather = std::max<std::int64_t>(
+          1, kIm2colBufferBytes / im2col_stride() / kMaxRows) * kMaxRows;
+      for (std::size_t first = 0; first < column_tiles_.size();) {
+        const std::int64_t x0 = column_tiles_[first].first;
+        std::size_t last = first;
+        while (last < column_tiles_.size() &&
+               column_tiles_[last].first + column_tiles_[last].second - x0 <= per_gather) {
+          ++last;
+        }
+        const std::int64_t pixels = column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
+        gather(ctx, n, y, x0, static_cast<int>(pixels), gathered);
+        for (std::size_t t = first; t < last; ++t) {
+          const auto [x, rows] = column_tiles_[t];
+          run_tile(pr, gathered, (x - x0) * im2col_stride(), im2col_stride(), 0, rows,
+                   first_pixel + x);
+        }
+        first = last;
       }
       return;
     }
@@ -357,7 +373,8 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
   }
 
-  static constexpr std::int64_t kMaxIm2colBytes = 1024;
+  static constexpr std::int64_t kMaxIm2colBytes = 1024;  // one window, C_in * kh * kw
+  static constexpr std::int64_t kIm2colBufferBytes = 12 * 1024;
   std::int64_t im2col_stride() const { return round_up(tap_bytes_, 4); }
 
  public:
@@ -368,31 +385,11 @@ class Avx512VnniKernel final : public PreparedKernel {
   void gather(const RunContext& ctx, std::int64_t n, std::int64_t y, std::int64_t x, int rows,
               std::uint8_t* out) const {
     const auto& d = problem_.desc();
-    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
-    const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
-    const std::int64_t stride = im2col_stride();
-    for (int i = 0; i < rows; ++i) {
-      std::uint8_t* row = out + i * stride;
-      std::memset(row + tap_bytes_, 0, static_cast<std::size_t>(stride - tap_bytes_));
-      for (std::int64_t r = 0; r < d.kernel_h; ++r) {
-        const std::int64_t h = y * d.stride_h + r * d.dilation_h - d.pad_top;
-        std::uint8_t* dst = row + r * d.kernel_w * channels_;
-        if (h < 0 || h >= d.in_height) {
-          std::memset(dst, zx, static_cast<std::size_t>(d.kernel_w * channels_));
-          continue;
-        }
-        for (std::int64_t s = 0; s < d.kernel_w; ++s) {
-          const std::int64_t w = (x + i) * d.stride_w + s * d.dilation_w - d.pad_left;
-          if (w < 0 || w >= d.in_width) {
-            std::memset(dst + s * channels_, zx, static_cast<std::size_t>(channels_));
-          } else {
-            std::memcpy(dst + s * channels_,
-                        in + ((n * d.in_height + h) * d.in_width + w) * channels_,
-                        static_cast<std::size_t>(channels_));
-          }
-        }
-      }
-    }
+    avx512_vnni::gather_windows({static_cast<const std::uint8_t*>(ctx.input), out, im2col_stride(),
+                                 n, y, x, rows, channels_, d.in_height, d.in_width, d.kernel_h,
+                                 d.kernel_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
+                                 d.pad_top, d.pad_left,
+                                 static_cast<std::uint8_t>(ctx.input_zero_point)});
   }
 
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
@@ -437,12 +434,11 @@ class Avx512VnniKernel final : public PreparedKernel {
         static_cast<std::byte*>(ctx.output) +
             static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
         out_channels_};
-    if (out.window_sums != nullptr || out.zero_point_sums != nullptr)
-      avx512_vnni::correct_tile(out);
     if (epilogue_ != nullptr) {
       epilogue_(out, pr.stage);
       return;
     }
+    avx512_vnni::correct_tile(out);
     // No vector form for this (scheme, dtype): the scalar output stage, element by element.
     auto* o = static_cast<std::int32_t*>(out.output);
     for (int i = 0; i < rows; ++i) {

@@ -42,6 +42,22 @@ struct GemmTile {
 using GemmTileKernel = void (*)(const GemmTile&);
 GemmTileKernel gemm_tile_kernel(int rows, int vectors, bool signed_input);
 
+// im2col of one tile: output pixels (n, y, x .. x + rows) as rows of `row_bytes` bytes holding
+// their windows in (r, s, c) order, padding filled with the input zero point, the rest of each row
+// (up to a multiple of 4) with zeros. Masked loads: nothing outside the input is read. `out` needs
+// 64 bytes of slack after the last row (whole-vector stores).
+struct WindowGather {
+  const std::uint8_t* input;
+  std::uint8_t* out;
+  std::int64_t row_bytes;  // a multiple of 4, at least kernel_h * kernel_w * channels
+  std::int64_t n, y, x;
+  std::int32_t rows;
+  std::int64_t channels, in_height, in_width;
+  std::int64_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+  std::uint8_t zero_point;
+};
+void gather_windows(const WindowGather& g);
+
 // The output stage as the kernels read it (VectorConstants, as plain pointers).
 struct StageView {
   const std::int32_t* bias_s32;
