@@ -404,6 +404,11 @@ class Avx512VnniKernel final : public PreparedKernel {
     for (std::int32_t t = 0; t < taps; ++t) {
       tap_weights[t] = tap_weights_[static_cast<std::size_t>(first_tap + t)] * step_bytes;
     }
+    // The constant term −zx·Σ(w' − zw') over this pattern's taps starts the sums.
+    const std::int32_t* zero_point_sums =
+        pr.ctx.input_zero_point != 0
+            ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
+            : nullptr;
     const avx512_vnni::GemmTile tile{input,
                                      origin,
                                      row_stride,
@@ -414,6 +419,8 @@ class Avx512VnniKernel final : public PreparedKernel {
                                      static_cast<std::int32_t>(tap_bytes_),
                                      pr.vectors,
                                      packed_.data() + panel_offsets_[p],
+                                     zero_point_sums,
+                                     pr.ctx.input_zero_point,
                                      acc,
                                      needs_window_sums_ ? window_sums : nullptr};
     avx512_vnni::gemm_tile_kernel(rows, pr.vectors, signed_input_)(tile);
@@ -428,9 +435,6 @@ class Avx512VnniKernel final : public PreparedKernel {
         channel,
         needs_window_sums_ ? window_sums : nullptr,
         zero_points_.data() + channel,
-        ctx.input_zero_point != 0 ? pattern_sums_.data() + pattern * padded_channels_ + channel
-                                  : nullptr,
-        ctx.input_zero_point,
         static_cast<std::byte*>(ctx.output) +
             static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
         out_channels_};

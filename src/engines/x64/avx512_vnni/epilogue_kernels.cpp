@@ -191,28 +191,20 @@ inline __mmask16 channel_mask(std::int32_t channels, int vector) {
   return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
 }
 
-// acc − zx·Σ(w' − zw') − zw'·Σx, the exact sum (engine.cpp), for row i of vector j.
+// acc − zw'·Σx, the exact sum (engine.cpp; the kernel started it at −zx·Σ(w' − zw')), for row i
+// of vector j.
 struct Corrections {
-  bool constant, window;
-  __m512i zero_point_term, weight_zero_points;
+  bool window;
+  __m512i weight_zero_points;
   static Corrections load(const TileOutput& t, int j) {
-    Corrections c{t.zero_point_sums != nullptr,
-                  t.window_sums != nullptr && t.weight_zero_points != nullptr,
-                  _mm512_setzero_si512(), _mm512_setzero_si512()};
-    if (c.constant) {
-      c.zero_point_term = _mm512_mullo_epi32(_mm512_set1_epi32(t.input_zero_point),
-                                             _mm512_loadu_si512(t.zero_point_sums + j * 16));
-    }
-    if (c.window) c.weight_zero_points = _mm512_loadu_si512(t.weight_zero_points + j * 16);
-    return c;
+    const bool window = t.window_sums != nullptr && t.weight_zero_points != nullptr;
+    return {window, window ? _mm512_loadu_si512(t.weight_zero_points + j * 16)
+                           : _mm512_setzero_si512()};
   }
   __m512i apply(__m512i acc, const TileOutput& t, std::int32_t i) const {
-    if (constant) acc = _mm512_sub_epi32(acc, zero_point_term);
-    if (window) {
-      acc = _mm512_sub_epi32(
-          acc, _mm512_mullo_epi32(weight_zero_points, _mm512_set1_epi32(t.window_sums[i])));
-    }
-    return acc;
+    if (!window) return acc;
+    return _mm512_sub_epi32(
+        acc, _mm512_mullo_epi32(weight_zero_points, _mm512_set1_epi32(t.window_sums[i])));
   }
 };
 

@@ -50,11 +50,21 @@ inline __m512i add_bytes(__m512i sums, const std::uint8_t* p, std::int32_t count
 
 template <int kRows, int kVectors, bool kSignedInput>
 void gemm_tile(const GemmTile& t) {
+  __m512i start[kVectors];
+#pragma GCC unroll 4
+  for (int j = 0; j < kVectors; ++j) {
+    start[j] = _mm512_setzero_si512();
+    if (t.zero_point_sums != nullptr) {
+      start[j] = _mm512_sub_epi32(
+          start[j], _mm512_mullo_epi32(_mm512_set1_epi32(t.input_zero_point),
+                                       _mm512_loadu_si512(t.zero_point_sums + j * 16)));
+    }
+  }
   __m512i acc[kRows][kVectors];
 #pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 4
-    for (int j = 0; j < kVectors; ++j) acc[i][j] = _mm512_setzero_si512();
+    for (int j = 0; j < kVectors; ++j) acc[i][j] = start[j];
   }
   const std::int64_t step_bytes = std::int64_t{kVectors} * 64;
   const bool ragged = (t.channels & 3) != 0;
