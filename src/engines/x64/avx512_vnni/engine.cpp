@@ -78,8 +78,8 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
-    if (one_by_one && d.stride_h == 1 && d.stride_w == 1 && d.pad_top == 0 && d.pad_bottom == 0 &&
-        d.pad_left == 0 && d.pad_right == 0) {
+    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
+        d.pad_right == 0) {
       path_ = Path::flat;
     } else if (channels_ < kIm2colBelowChannels && !one_by_one) {
       path_ = Path::im2col;
@@ -103,7 +103,10 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::ostringstream out;
     out << "avx512_vnni ";
     switch (path_) {
-      case Path::flat: out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1"; break;
+      case Path::flat:
+        out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1";
+        if (d.stride_h != 1 || d.stride_w != 1) out << " s" << d.stride_h << " (row offsets)";
+        break;
       case Path::rows:
         out << "igemm " << kMaxRows << "x" << kPanelWidth << " k" << d.kernel_h << "x" << d.kernel_w
             << " s" << d.stride_h;
@@ -327,10 +330,26 @@ class Avx512VnniKernel final : public PreparedKernel {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * kFlatChunk;
       const std::int64_t end = std::min(pixels, begin + kFlatChunk);
+      const auto& d = problem_.desc();
+      const bool strided = d.stride_h != 1 || d.stride_w != 1;
       for (std::int64_t at = begin; at < end; at += kMaxRows) {
         const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
-        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_, 0,
-                 rows, at);
+        if (!strided) {  // pixels are consecutive in the input too
+          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
+                   nullptr, 0, rows, at);
+          continue;
+        }
+        // A strided 1x1 layer as one GEMM too: each row's input pixel from its own offset, so
+        // tiles run across output rows (7x7 outputs make 6-pixel tiles, not 4 + 3).
+        std::int64_t offsets[kMaxRows];
+        for (int i = 0; i < rows; ++i) {
+          const std::int64_t pixel = at + i;
+          const std::int64_t x = pixel % out_w_, y = (pixel / out_w_) % out_h_,
+                             n = pixel / (out_w_ * out_h_);
+          offsets[i] =
+              ((n * d.in_height + y * d.stride_h) * d.in_width + x * d.stride_w) * channels_;
+        }
+        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), 0, 0, offsets, 0, rows, at);
       }
       return;
     }
@@ -355,7 +374,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         gather(ctx, n, y, x0, static_cast<int>(pixels), gathered);
         for (std::size_t t = first; t < last; ++t) {
           const auto [x, rows] = column_tiles_[t];
-          run_tile(pr, gathered, (x - x0) * im2col_stride(), im2col_stride(), 0, rows,
+          run_tile(pr, gathered, (x - x0) * im2col_stride(), im2col_stride(), nullptr, 0, rows,
                    first_pixel + x);
         }
         first = last;
@@ -369,7 +388,7 @@ class Avx512VnniKernel final : public PreparedKernel {
           row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
       const std::int64_t origin = (origin_row + x * d.stride_w - d.pad_left) * channels_;
       run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, d.stride_w * channels_,
-               pattern, rows, first_pixel + x);
+               nullptr, pattern, rows, first_pixel + x);
     }
   }
 
@@ -393,8 +412,8 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
-                std::int64_t row_stride, std::int64_t pattern, int rows,
-                std::int64_t first_pixel) const {
+                std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
+                int rows, std::int64_t first_pixel) const {
     alignas(64) std::int32_t acc[kMaxRows * kPanelWidth];
     std::int32_t window_sums[kMaxRows];
     const auto p = static_cast<std::size_t>(pr.panel);
@@ -412,6 +431,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     const avx512_vnni::GemmTile tile{input,
                                      origin,
                                      row_stride,
+                                     row_offsets,
                                      tap_offsets_.data() + first_tap,
                                      tap_weights,
                                      taps,

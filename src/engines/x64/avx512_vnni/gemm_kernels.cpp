@@ -48,6 +48,10 @@ inline __m512i add_bytes(__m512i sums, const std::uint8_t* p, std::int32_t count
   return sums;
 }
 
+inline std::int64_t row_offset(const GemmTile& t, int i) {
+  return t.row_offsets != nullptr ? t.row_offsets[i] : i * t.row_stride;
+}
+
 template <int kRows, int kVectors, bool kSignedInput>
 void gemm_tile(const GemmTile& t) {
   __m512i start[kVectors];
@@ -75,7 +79,7 @@ void gemm_tile(const GemmTile& t) {
     const std::uint8_t* row[kRows];
     const std::int64_t origin = t.first_row + t.tap_offsets[tap];
 #pragma GCC unroll 8
-    for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + i * t.row_stride);
+    for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + row_offset(t, i));
     const std::int8_t* w = t.weights + t.tap_weights[tap];
     for (std::int32_t k = 0; k < full_steps; ++k) {
       __m512i wv[kVectors];
@@ -114,7 +118,7 @@ void gemm_tile(const GemmTile& t) {
   for (int i = 0; i < kRows; ++i) {
     __m512i sums = _mm512_setzero_si512();
     for (std::int32_t tap = 0; tap < t.taps; ++tap) {
-      const std::uint8_t* p = t.input + (t.first_row + t.tap_offsets[tap] + i * t.row_stride);
+      const std::uint8_t* p = t.input + (t.first_row + t.tap_offsets[tap] + row_offset(t, i));
       sums = add_bytes<kSignedInput>(sums, p, t.channels);
     }
     std::int64_t total = _mm512_reduce_add_epi64(sums);

@@ -27,6 +27,7 @@ struct GemmTile {
   const std::uint8_t* input;        // the input tensor's bytes
   std::int64_t first_row;           // byte offset of row 0's window origin in `input`
   std::int64_t row_stride;          // bytes from one row's window origin to the next
+  const std::int64_t* row_offsets;  // or, when not null: row i's origin is first_row + this[i]
   const std::int64_t* tap_offsets;  // per tap: byte offset from a window origin to the tap's pixel
   const std::int64_t* tap_weights;  // per tap: byte offset of its weight block in `weights`
   std::int32_t taps;
