@@ -78,8 +78,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
-    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
-        d.pad_right == 0) {
+    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 && d.pad_right == 0) {
       path_ = Path::flat;
     } else if (channels_ < kIm2colBelowChannels && !one_by_one) {
       path_ = Path::im2col;
@@ -162,6 +161,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       const std::int32_t zw = problem.weight_zero_point(o) - shift;
       zero_points_[static_cast<std::size_t>(o)] = zw;
       needs_window_sums_ = needs_window_sums_ || zw != 0;
+      uniform_zero_point_ = uniform_zero_point_ && zw == zero_points_[0];
     }
     // Σ(w' − zw') per tap and channel, for the padding patterns.
     tap_sums_.assign(static_cast<std::size_t>(taps_ * padded_channels_), 0);
@@ -213,7 +213,8 @@ class Avx512VnniKernel final : public PreparedKernel {
         sums[static_cast<std::size_t>(tap)] = sum;
       }
       for (std::int64_t t = 0; t < taps_; ++t) {
-        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] = sums[static_cast<std::size_t>(t)];
+        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] =
+            sums[static_cast<std::size_t>(t)];
       }
     }
   }
@@ -361,8 +362,8 @@ class Avx512VnniKernel final : public PreparedKernel {
       // Windows of a run of tiles gathered at once, so that the stores have left before the tiles
       // read them back.
       alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
-      const std::int64_t per_gather = std::max<std::int64_t>(
-          1, kIm2colBufferBytes / im2col_stride() / kMaxRows) * kMaxRows;
+      const std::int64_t per_gather =
+          std::max<std::int64_t>(1, kIm2colBufferBytes / im2col_stride() / kMaxRows) * kMaxRows;
       for (std::size_t first = 0; first < column_tiles_.size();) {
         const std::int64_t x0 = column_tiles_[first].first;
         std::size_t last = first;
@@ -370,7 +371,8 @@ class Avx512VnniKernel final : public PreparedKernel {
                column_tiles_[last].first + column_tiles_[last].second - x0 <= per_gather) {
           ++last;
         }
-        const std::int64_t pixels = column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
+        const std::int64_t pixels =
+            column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
         gather(ctx, n, y, x0, static_cast<int>(pixels), gathered);
         for (std::size_t t = first; t < last; ++t) {
           const auto [x, rows] = column_tiles_[t];
@@ -455,6 +457,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         channel,
         needs_window_sums_ ? window_sums : nullptr,
         zero_points_.data() + channel,
+        uniform_zero_point_,
         static_cast<std::byte*>(ctx.output) +
             static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
         out_channels_};
@@ -481,6 +484,7 @@ class Avx512VnniKernel final : public PreparedKernel {
   Path path_ = Path::rows;
   bool signed_input_ = false;
   bool needs_window_sums_ = false;
+  bool uniform_zero_point_ = true;  // one zw' for every channel
   std::int64_t channels_ = 0, out_channels_ = 0, out_h_ = 0, out_w_ = 0;
   std::int64_t tap_bytes_ = 0, steps_ = 0, taps_ = 0;
   std::int64_t panels_ = 0, padded_channels_ = 0;

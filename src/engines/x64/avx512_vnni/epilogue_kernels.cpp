@@ -70,8 +70,8 @@ inline __m512i round_clamped(__m512 v, float lo, float hi) {
   return _mm512_cvtps_epi32(v);  // MXCSR's default rounding: to nearest, ties to even
 }
 
-// `saturated_low`: the output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0,
-// so even INT32_MIN + zy stays negative): a scheme may skip its own low clamp.
+// `saturated_low`: the output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥
+// 0, so even INT32_MIN + zy stays negative): a scheme may skip its own low clamp.
 template <SchemeKind K>
 __m512i apply(__m512i acc, const Lanes& at, const StageView& s, bool saturated_low) {
   const float zy = static_cast<float>(s.zero_point);
@@ -82,7 +82,8 @@ __m512i apply(__m512i acc, const Lanes& at, const StageView& s, bool saturated_l
     __m512 x = _mm512_mul_ps(v, at.scale_f32);
     // The high clamp stays: a value of 2^31 or more would convert to INT32_MIN.
     x = _mm512_min_ps(x, _mm512_set1_ps(static_cast<float>(s.hi - s.zero_point)));
-    if (!saturated_low) x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
+    if (!saturated_low)
+      x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
     return _mm512_add_epi32(_mm512_cvtps_epi32(x), _mm512_set1_epi32(s.zero_point));
   } else if constexpr (K == SchemeKind::qnnpack) {
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
@@ -90,8 +91,8 @@ __m512i apply(__m512i acc, const Lanes& at, const StageView& s, bool saturated_l
     // |v| ≥ 2^31 converts to INT32_MIN, exactly as PyTorch's conversion does (SPEC §4 qnnpack).
     return finish(_mm512_cvtps_epi32(v), s);
   } else if constexpr (K == SchemeKind::onednn) {
-    const __m512 v = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), at.bias_f32),
-                                   at.scale_f32);
+    const __m512 v =
+        _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), at.bias_f32), at.scale_f32);
     // ReLU's max(v, 0) is implied: lo ≥ zy then, and v < 0 gives v + zy ≤ zy.
     const __m512 shifted = _mm512_add_ps(v, _mm512_set1_ps(zy));
     return round_clamped(shifted, static_cast<float>(s.lo), static_cast<float>(s.hi));
@@ -111,8 +112,8 @@ __m512i apply(__m512i acc, const Lanes& at, const StageView& s, bool saturated_l
     return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
   } else if constexpr (K == SchemeKind::tvm_f32) {
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
-    const __m512 v = _mm512_add_ps(
-        _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32), _mm512_set1_ps(zy));
+    const __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32),
+                                   _mm512_set1_ps(zy));
     __m512 r;
     if (s.round_upward) {  // floor(v + 0.5) in binary32
       r = _mm512_roundscale_ps(_mm512_add_ps(v, _mm512_set1_ps(0.5f)),
@@ -201,11 +202,21 @@ struct Corrections {
   __m512i weight_zero_points;
   static Corrections load(const TileOutput& t, int j) {
     const bool window = t.window_sums != nullptr && t.weight_zero_points != nullptr;
-    return {window, window ? _mm512_loadu_si512(t.weight_zero_points + j * 16)
-                           : _mm512_setzero_si512()};
+    return {window, window && !t.uniform_weight_zero_point
+                        ? _mm512_loadu_si512(t.weight_zero_points + j * 16)
+                        : _mm512_setzero_si512()};
   }
-  __m512i apply(__m512i acc, const TileOutput& t, std::int32_t i) const {
+  // With one weight zero point for every channel the product is one scalar per row.
+  static std::int32_t row_term(const TileOutput& t, std::int32_t i) {
+    return t.window_sums != nullptr && t.weight_zero_points != nullptr &&
+                   t.uniform_weight_zero_point
+               ? static_cast<std::int32_t>(static_cast<std::uint32_t>(t.weight_zero_points[0]) *
+                                           static_cast<std::uint32_t>(t.window_sums[i]))
+               : 0;
+  }
+  __m512i apply(__m512i acc, const TileOutput& t, std::int32_t i, __m512i row) const {
     if (!window) return acc;
+    if (t.uniform_weight_zero_point) return _mm512_sub_epi32(acc, row);
     return _mm512_sub_epi32(
         acc, _mm512_mullo_epi32(weight_zero_points, _mm512_set1_epi32(t.window_sums[i])));
   }
@@ -240,9 +251,10 @@ void epilogue_vectors(const TileOutput& t, const StageView& s) {
   }
   for (std::int32_t i = 0; i < t.rows; ++i) {
     __m512i r[4];
+    const __m512i row_term = _mm512_set1_epi32(Corrections::row_term(t, i));
 #pragma GCC unroll 4
     for (int j = 0; j < kVectors; ++j) {
-      const __m512i acc = fix[j].apply(_mm512_load_si512(t.acc + i * 64 + j * 16), t, i);
+      const __m512i acc = fix[j].apply(_mm512_load_si512(t.acc + i * 64 + j * 16), t, i, row_term);
       r[j] = apply<K>(acc, at[j], s, saturated_low);
     }
     const std::int64_t row = i * t.output_row_stride;
@@ -298,7 +310,8 @@ void correct_tile(const TileOutput& t) {
     const Corrections fix = Corrections::load(t, j);
     for (std::int32_t i = 0; i < t.rows; ++i) {
       std::int32_t* a = t.acc + i * 64 + j * 16;
-      _mm512_store_si512(a, fix.apply(_mm512_load_si512(a), t, i));
+      const __m512i row_term = _mm512_set1_epi32(Corrections::row_term(t, i));
+      _mm512_store_si512(a, fix.apply(_mm512_load_si512(a), t, i, row_term));
     }
   }
 }
