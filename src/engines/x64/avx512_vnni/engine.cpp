@@ -70,7 +70,7 @@ enum class Path : std::uint8_t { flat, rows, im2col };
 class Avx512VnniKernel final : public PreparedKernel {
  public:
   Avx512VnniKernel(const Problem& problem, const CanonicalWeights& weights)
-      : weights_(weights), problem_(problem) {
+      : problem_(problem) {
     const auto& d = problem.desc();
     channels_ = d.in_channels;
     out_channels_ = d.out_channels;
@@ -94,8 +94,11 @@ class Avx512VnniKernel final : public PreparedKernel {
     epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
   }
 
-  std::vector<std::byte> packed() const override { return weights_.bytes(); }
-  CanonicalWeights canonical_weights() const override { return weights_; }
+  // The file holds the canonical weights (unpack() packs them again).
+  std::vector<std::byte> packed() const override { return canonical_bytes(); }
+  CanonicalWeights canonical_weights() const override {
+    return CanonicalWeights::from_bytes(problem_, canonical_bytes(), "packed_weights");
+  }
 
   std::string describe() const override {
     const auto& d = problem_.desc();
@@ -148,12 +151,36 @@ class Avx512VnniKernel final : public PreparedKernel {
             true};
   }
 
+  // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
+  std::vector<std::byte> canonical_bytes() const {
+    const auto& d = problem_.desc();
+    std::vector<std::byte> out(
+        static_cast<std::size_t>(out_channels_ * channels_ * d.kernel_h * d.kernel_w));
+    std::size_t i = 0;
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int64_t p = o / kPanelWidth;
+      const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
+      const std::int8_t* panel =
+          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + (o % kPanelWidth) * 4;
+      for (std::int64_t c = 0; c < channels_; ++c) {
+        for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
+          const std::int64_t t = path_ == Path::im2col ? 0 : tap;
+          const std::int64_t k = path_ == Path::im2col ? tap * channels_ + c : c;
+          const auto stored = static_cast<std::uint8_t>(panel[(t * steps_ + k / 4) * lanes * 4 + k % 4]);
+          out[i++] = static_cast<std::byte>(static_cast<std::uint8_t>(stored + shift_));
+        }
+      }
+    }
+    return out;
+  }
+
   // Weights into panels of 64 output channels: [panel][tap][step][panel width][4].
   void pack(const Problem& problem, const CanonicalWeights& weights) {
     const auto& d = problem.desc();
     const bool u8_weights = d.weight_dtype == DType::u8;
     // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
-    const std::int32_t shift = signed_input_ ? (u8_weights ? 0 : -128) : (u8_weights ? 128 : 0);
+    shift_ = signed_input_ ? (u8_weights ? 0 : -128) : (u8_weights ? 128 : 0);
+    const std::int32_t shift = shift_;
     panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
     padded_channels_ = panels_ * kPanelWidth;
     zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
@@ -479,7 +506,7 @@ class Avx512VnniKernel final : public PreparedKernel {
   static constexpr std::int32_t kMaxTapsOnStack = 1024;
 
  private:
-  CanonicalWeights weights_;
+  std::int32_t shift_ = 0;  // w' = w − shift_
   Problem problem_;
   Path path_ = Path::rows;
   bool signed_input_ = false;
