@@ -52,9 +52,16 @@ std::pair<std::int64_t, std::int64_t> valid_taps(std::int64_t out, std::int64_t 
   return {begin, end};
 }
 
-// Tiles of at most kMaxRows pixels covering [begin, end), as even as possible (26 → 6,5,5,5,5).
-void split_tiles(std::int64_t begin, std::int64_t end,
+// Tiles covering [begin, end): with AMX first blocks of 32 and 16 pixels, then (or only) tiles of
+// at most kMaxRows pixels, as even as possible (26 → 6,5,5,5,5).
+void split_tiles(std::int64_t begin, std::int64_t end, bool amx,
                  std::vector<std::pair<std::int64_t, int>>& out) {
+  for (const int block : {32, 16}) {
+    while (amx && end - begin >= block) {
+      out.emplace_back(begin, block);
+      begin += block;
+    }
+  }
   const std::int64_t n = end - begin;
   if (n <= 0) return;
   const std::int64_t tiles = (n + kMaxRows - 1) / kMaxRows;
@@ -69,7 +76,9 @@ enum class Path : std::uint8_t { flat, rows, im2col };
 
 class Avx512VnniKernel final : public PreparedKernel {
  public:
-  Avx512VnniKernel(const Problem& problem, const CanonicalWeights& weights)
+  // `amx`: run blocks of 16 and 32 pixels on AMX tiles where the problem allows (a u8 input whose
+  // channels are a multiple of 64, full panels), vpdpbusd tiles elsewhere.
+  Avx512VnniKernel(const Problem& problem, const CanonicalWeights& weights, bool amx)
       : problem_(problem) {
     const auto& d = problem.desc();
     channels_ = d.in_channels;
@@ -89,6 +98,8 @@ class Avx512VnniKernel final : public PreparedKernel {
     tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : channels_;
     steps_ = (tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
+    amx_ = amx && !signed_input_ && channels_ % 64 == 0 && path_ != Path::im2col &&
+           !(path_ == Path::flat && (d.stride_h != 1 || d.stride_w != 1));
     pack(problem, weights);
     plan_patterns(problem);
     epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
@@ -103,7 +114,7 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::string describe() const override {
     const auto& d = problem_.desc();
     std::ostringstream out;
-    out << "avx512_vnni ";
+    out << (amx_ ? "avx512_amx tdpbusd 32x64 + vpdpbusd " : "avx512_vnni ");
     switch (path_) {
       case Path::flat:
         out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1";
@@ -129,9 +140,11 @@ class Avx512VnniKernel final : public PreparedKernel {
     const avx512_vnni::StageView stage = stage_view(ctx.stage.vectors());
     const std::int64_t rows = row_count(ctx.batch);
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
+      if (amx_) avx512_vnni::amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
         run_row(ctx, stage, task / rows, task % rows);
       }
+      if (amx_) avx512_vnni::amx_end();
     });
   }
 
@@ -258,7 +271,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       if (path_ == Path::flat) return;
       // im2col: one row per output pixel, every tap present (padding holds zx).
       column_tiles_.clear();
-      split_tiles(0, out_w_, column_tiles_);
+      split_tiles(0, out_w_, false, column_tiles_);
       return;
     }
     std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> row_kinds, column_kinds;
@@ -282,7 +295,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         const auto [it, added] =
             column_kinds.emplace(run_range, static_cast<std::int32_t>(column_ranges.size()));
         if (added) column_ranges.push_back(run_range);
-        split_tiles(run_begin, x, column_tiles_);
+        split_tiles(run_begin, x, amx_, column_tiles_);
         column_pattern_.resize(column_tiles_.size(), it->second);
         run_begin = x;
       }
@@ -360,13 +373,23 @@ class Avx512VnniKernel final : public PreparedKernel {
       const std::int64_t end = std::min(pixels, begin + kFlatChunk);
       const auto& d = problem_.desc();
       const bool strided = d.stride_h != 1 || d.stride_w != 1;
-      for (std::int64_t at = begin; at < end; at += kMaxRows) {
-        const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
-        if (!strided) {  // pixels are consecutive in the input too
+      if (!strided) {  // pixels are consecutive in the input too
+        std::int64_t at = begin;
+        for (const int block : {32, 16}) {  // AMX blocks first, where the plan has them
+          for (; amx_ && end - at >= block; at += block) {
+            run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
+                     nullptr, 0, block, at);
+          }
+        }
+        for (; at < end; at += kMaxRows) {
+          const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
           run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
                    nullptr, 0, rows, at);
-          continue;
         }
+        return;
+      }
+      for (std::int64_t at = begin; at < end; at += kMaxRows) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
         // A strided 1x1 layer as one GEMM too: each row's input pixel from its own offset, so
         // tiles run across output rows (7x7 outputs make 6-pixel tiles, not 4 + 3).
         std::int64_t offsets[kMaxRows];
@@ -443,8 +466,16 @@ class Avx512VnniKernel final : public PreparedKernel {
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
                 int rows, std::int64_t first_pixel) const {
-    alignas(64) std::int32_t acc[kMaxRows * kPanelWidth];
-    std::int32_t window_sums[kMaxRows];
+    if (rows > kMaxRows && pr.vectors < kPanelWidth / 16) {
+      // An AMX block on a partial panel: vpdpbusd tiles instead.
+      for (int done = 0; done < rows; done += kMaxRows) {
+        run_tile(pr, input, origin + done * row_stride, row_stride, nullptr, pattern,
+                 std::min(kMaxRows, rows - done), first_pixel + done);
+      }
+      return;
+    }
+    alignas(64) std::int32_t acc[kMaxAmxRows * kPanelWidth];
+    std::int32_t window_sums[kMaxAmxRows];
     const auto p = static_cast<std::size_t>(pr.panel);
     const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
     std::int64_t tap_weights[kMaxTapsOnStack];
@@ -472,7 +503,15 @@ class Avx512VnniKernel final : public PreparedKernel {
                                      pr.ctx.input_zero_point,
                                      acc,
                                      needs_window_sums_ ? window_sums : nullptr};
-    avx512_vnni::gemm_tile_kernel(rows, pr.vectors, signed_input_)(tile);
+    if (rows > kMaxRows) {
+      avx512_vnni::amx_block({input, origin, row_stride, tap_offsets_.data() + first_tap,
+                              tap_weights, taps, static_cast<std::int32_t>(channels_ / 64),
+                              rows / 16, packed_.data() + panel_offsets_[p], zero_point_sums,
+                              pr.ctx.input_zero_point, acc,
+                              needs_window_sums_ ? window_sums : nullptr});
+    } else {
+      avx512_vnni::gemm_tile_kernel(rows, pr.vectors, signed_input_)(tile);
+    }
 
     const RunContext& ctx = pr.ctx;
     const std::int64_t channel = pr.panel * kPanelWidth;
@@ -504,6 +543,7 @@ class Avx512VnniKernel final : public PreparedKernel {
 
  public:
   static constexpr std::int32_t kMaxTapsOnStack = 1024;
+  static constexpr int kMaxAmxRows = 32;
 
  private:
   std::int32_t shift_ = 0;  // w' = w − shift_
@@ -511,6 +551,7 @@ class Avx512VnniKernel final : public PreparedKernel {
   Path path_ = Path::rows;
   bool signed_input_ = false;
   bool needs_window_sums_ = false;
+  bool amx_ = false;
   bool uniform_zero_point_ = true;  // one zw' for every channel
   std::int64_t channels_ = 0, out_channels_ = 0, out_h_ = 0, out_w_ = 0;
   std::int64_t tap_bytes_ = 0, steps_ = 0, taps_ = 0;
@@ -531,13 +572,16 @@ class Avx512VnniKernel final : public PreparedKernel {
   avx512_vnni::EpilogueKernel epilogue_ = nullptr;
 };
 
-class Avx512VnniEngine final : public Engine {
+class Avx512VnniEngine : public Engine {
  public:
   std::string_view name() const override { return "avx512_vnni"; }
 
   std::string unsupported_reason(const Problem& problem) const override {
-    const CpuFeatures missing = kRequired & ~host_cpu_features();
+    const CpuFeatures missing = required_cpu_features() & ~host_cpu_features();
     if (missing != 0) return "this CPU lacks " + to_string_features(missing);
+    if (amx() && !avx512_vnni::amx_available()) {
+      return "the operating system does not grant this process the AMX tile state";
+    }
     const auto& d = problem.desc();
     if (problem.transposed()) return "transposed convolution is not on this engine yet";
     if (d.groups != 1) return "grouped and depthwise convolution are not on this engine yet";
@@ -562,22 +606,41 @@ class Avx512VnniEngine final : public Engine {
 
   std::unique_ptr<PreparedKernel> prepare(const Problem& problem,
                                           const CanonicalWeights& weights) const override {
-    return std::make_unique<Avx512VnniKernel>(problem, weights);
+    return std::make_unique<Avx512VnniKernel>(problem, weights, amx());
   }
   std::unique_ptr<PreparedKernel> unpack(const Problem& problem,
                                          std::span<const std::byte> packed) const override {
     // The file holds the canonical weights: packing is deterministic and fast, so a loaded plan
     // packs again and never trusts a layout from a file.
     return std::make_unique<Avx512VnniKernel>(
-        problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"));
+        problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"), amx());
   }
   CpuFeatures required_cpu_features() const override { return kRequired; }
+
+ protected:
+  virtual bool amx() const { return false; }
+};
+
+// The same engine with AMX blocks (Intel Sapphire Rapids and later): the tiles multiply 16 x 16 x
+// 64 at once, 8 times the multiply-adds per cycle of vpdpbusd.
+class Avx512AmxEngine final : public Avx512VnniEngine {
+ public:
+  std::string_view name() const override { return "avx512_amx"; }
+  CpuFeatures required_cpu_features() const override { return kRequired | kAmxTile | kAmxInt8; }
+
+ protected:
+  bool amx() const override { return true; }
 };
 
 }  // namespace
 
 const Engine& avx512_vnni_engine() {
   static const Avx512VnniEngine engine;
+  return engine;
+}
+
+const Engine& avx512_amx_engine() {
+  static const Avx512AmxEngine engine;
   return engine;
 }
 
