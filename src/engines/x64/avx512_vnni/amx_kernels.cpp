@@ -21,16 +21,22 @@ struct TileConfig {
   std::uint8_t rows[16] = {};
 };
 
-// tmm0..3: sums (rows 0-15 and 16-31, channels +0 and +16 of the half panel); tmm4, 5: input rows
-// 0-15 and 16-31 (64 bytes of channels each); tmm6, 7: weights of the two 16-channel vectors.
-TileConfig full_config() {
+// tmm0..3: sums (rows 0-15 and 16-(rows-1), channels +0 and +16 of the half panel); tmm4, 5:
+// input rows (64 bytes of channels each); tmm6, 7: weights of the two 16-channel vectors. The
+// configuration depends on the number of rows only; a thread keeps the one it loaded last.
+TileConfig config_for(int rows) {
   TileConfig c;
+  const int first = rows < 16 ? rows : 16;
+  const int second = rows > 16 ? rows - 16 : 0;
+  const int tile_rows[8] = {first, first, second, second, first, second, 16, 16};
   for (int i = 0; i < 8; ++i) {
-    c.bytes_per_row[i] = 64;
-    c.rows[i] = 16;
+    c.bytes_per_row[i] = tile_rows[i] > 0 ? 64 : 0;
+    c.rows[i] = static_cast<std::uint8_t>(tile_rows[i]);
   }
   return c;
 }
+
+thread_local int loaded_rows = 0;  // the configuration this thread loaded (0: none)
 
 template <bool kSignedInput>
 inline std::int64_t window_sum(const std::uint8_t* p, std::int32_t count) {
@@ -91,14 +97,19 @@ bool amx_available() {
 #endif
 }
 
-void amx_begin() {
-  static const TileConfig config = full_config();
-  _tile_loadconfig(&config);
+void amx_begin() { loaded_rows = 0; }
+
+void amx_end() {
+  if (loaded_rows != 0) _tile_release();
+  loaded_rows = 0;
 }
 
-void amx_end() { _tile_release(); }
-
 void amx_block(const AmxBlock& b) {
+  if (b.rows != loaded_rows) {
+    const TileConfig config = config_for(b.rows);
+    _tile_loadconfig(&config);
+    loaded_rows = b.rows;
+  }
   alignas(64) std::int32_t init[64];
   const __m512i zx = _mm512_set1_epi32(b.input_zero_point);
   for (int j = 0; j < 4; ++j) {
@@ -110,14 +121,14 @@ void amx_block(const AmxBlock& b) {
     _mm512_store_si512(init + 16 * j, v);
   }
   for (int half = 0; half < 2; ++half) {
-    if (b.blocks == 2) {
+    if (b.rows > 16) {
       run_half<true>(b, half, init);
     } else {
       run_half<false>(b, half, init);
     }
   }
   if (b.window_sums == nullptr) return;
-  for (std::int32_t i = 0; i < 16 * b.blocks; ++i) {
+  for (std::int32_t i = 0; i < b.rows; ++i) {
     std::int64_t total = 0;
     for (std::int32_t tap = 0; tap < b.taps; ++tap) {
       total += window_sum<false>(b.input + (b.first_row + b.tap_offsets[tap] + i * b.row_stride),

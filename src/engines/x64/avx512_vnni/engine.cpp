@@ -38,6 +38,9 @@ constexpr CpuFeatures kRequired = kAvx512f | kAvx512bw | kAvx512vl | kAvx512dq |
 constexpr std::int64_t kIm2colBelowChannels = 8;
 // Precomputed Σ(w' − zw') per padding pattern: refuse a geometry that would need more than this.
 constexpr std::int64_t kMaxPatternEntries = std::int64_t{1} << 24;
+// AMX blocks: up to 32 pixels (two 16-row tiles), and none below this many.
+constexpr int kMaxAmxBlock = 32;
+constexpr int kMinAmxRows = 7;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM.
 constexpr std::int64_t kFlatChunk = 16 * kMaxRows;
 
@@ -52,15 +55,14 @@ std::pair<std::int64_t, std::int64_t> valid_taps(std::int64_t out, std::int64_t 
   return {begin, end};
 }
 
-// Tiles covering [begin, end): with AMX first blocks of 32 and 16 pixels, then (or only) tiles of
+// Tiles covering [begin, end): with AMX first blocks of up to 32 pixels, then (or only) tiles of
 // at most kMaxRows pixels, as even as possible (26 → 6,5,5,5,5).
 void split_tiles(std::int64_t begin, std::int64_t end, bool amx,
                  std::vector<std::pair<std::int64_t, int>>& out) {
-  for (const int block : {32, 16}) {
-    while (amx && end - begin >= block) {
-      out.emplace_back(begin, block);
-      begin += block;
-    }
+  while (amx && end - begin >= kMinAmxRows) {  // AMX blocks of up to 32 pixels
+    const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - begin));
+    out.emplace_back(begin, rows);
+    begin += rows;
   }
   const std::int64_t n = end - begin;
   if (n <= 0) return;
@@ -87,7 +89,12 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
-    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 && d.pad_right == 0) {
+    const bool strided = d.stride_h != 1 || d.stride_w != 1;
+    // A strided 1x1 layer runs as rows on AMX (a tile needs one input stride for its rows), and
+    // as one flat GEMM with per-row offsets on vpdpbusd.
+    const bool amx_rows = amx && strided && d.input_dtype == DType::u8 && channels_ % 64 == 0;
+    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
+        d.pad_right == 0 && !amx_rows) {
       path_ = Path::flat;
     } else if (channels_ < kIm2colBelowChannels && !one_by_one) {
       path_ = Path::im2col;
@@ -99,7 +106,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     steps_ = (tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
     amx_ = amx && !signed_input_ && channels_ % 64 == 0 && path_ != Path::im2col &&
-           !(path_ == Path::flat && (d.stride_h != 1 || d.stride_w != 1));
+           !(path_ == Path::flat && strided);
     pack(problem, weights);
     plan_patterns(problem);
     epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
@@ -114,7 +121,7 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::string describe() const override {
     const auto& d = problem_.desc();
     std::ostringstream out;
-    out << (amx_ ? "avx512_amx tdpbusd 32x64 + vpdpbusd " : "avx512_vnni ");
+    out << (amx_ ? "avx512_amx tdpbusd <=32x64 + vpdpbusd " : "avx512_vnni ");
     switch (path_) {
       case Path::flat:
         out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1";
@@ -375,11 +382,11 @@ class Avx512VnniKernel final : public PreparedKernel {
       const bool strided = d.stride_h != 1 || d.stride_w != 1;
       if (!strided) {  // pixels are consecutive in the input too
         std::int64_t at = begin;
-        for (const int block : {32, 16}) {  // AMX blocks first, where the plan has them
-          for (; amx_ && end - at >= block; at += block) {
-            run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
-                     nullptr, 0, block, at);
-          }
+        while (amx_ && end - at >= kMinAmxRows) {  // AMX blocks first, where the plan has them
+          const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - at));
+          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
+                   nullptr, 0, rows, at);
+          at += rows;
         }
         for (; at < end; at += kMaxRows) {
           const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
@@ -506,7 +513,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     if (rows > kMaxRows) {
       avx512_vnni::amx_block({input, origin, row_stride, tap_offsets_.data() + first_tap,
                               tap_weights, taps, static_cast<std::int32_t>(channels_ / 64),
-                              rows / 16, packed_.data() + panel_offsets_[p], zero_point_sums,
+                              rows, packed_.data() + panel_offsets_[p], zero_point_sums,
                               pr.ctx.input_zero_point, acc,
                               needs_window_sums_ ? window_sums : nullptr});
     } else {
@@ -543,7 +550,7 @@ class Avx512VnniKernel final : public PreparedKernel {
 
  public:
   static constexpr std::int32_t kMaxTapsOnStack = 1024;
-  static constexpr int kMaxAmxRows = 32;
+  static constexpr int kMaxAmxRows = kMaxAmxBlock;
 
  private:
   std::int32_t shift_ = 0;  // w' = w − shift_

@@ -59,16 +59,16 @@ struct AmxBlock {
   const std::int64_t* tap_weights;  // byte offsets of each tap's block in a full (64-lane) panel
   std::int32_t taps;
   std::int32_t chunks;  // channels / 64
-  std::int32_t blocks;  // 1 or 2: 16 or 32 rows
+  std::int32_t rows;    // 1 to 32
   const std::int8_t* weights;
   const std::int32_t* zero_point_sums;  // as GemmTile
   std::int32_t input_zero_point;
-  std::int32_t* acc;          // out: [16 * blocks][64]
+  std::int32_t* acc;          // out: [rows][64]
   std::int32_t* window_sums;  // out: per row, or null
 };
 bool amx_available();  // asks the OS once for the tile state (Linux: arch_prctl)
-void amx_begin();      // loads the tile configuration on the calling thread
-void amx_end();        // releases the tiles
+void amx_begin();  // before a thread's first block of a run
+void amx_end();    // after its last: releases the tiles
 // A u8 input only: tdpbusd takes A as u8 and B as s8, and an s8 input would have to be B, in a
 // [K/4][pixels][4] layout the input does not have (the engine runs such problems on vpdpbusd).
 void amx_block(const AmxBlock& b);
