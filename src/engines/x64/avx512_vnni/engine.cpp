@@ -40,7 +40,7 @@ constexpr std::int64_t kIm2colBelowChannels = 8;
 constexpr std::int64_t kMaxPatternEntries = std::int64_t{1} << 24;
 // AMX blocks: up to 32 pixels (two 16-row tiles), and none below this many.
 constexpr int kMaxAmxBlock = 32;
-constexpr int kMinAmxRows = 7;
+constexpr int kMinAmxRows = 4;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM.
 constexpr std::int64_t kFlatChunk = 16 * kMaxRows;
 
@@ -107,6 +107,20 @@ class Avx512VnniKernel final : public PreparedKernel {
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
     amx_ = amx && !signed_input_ && channels_ % 64 == 0 && path_ != Path::im2col &&
            !(path_ == Path::flat && strided);
+    // On AMX a padded layer runs on a copy of the input with its padding filled with the zero
+    // point: every pixel then has every tap, and a row of pixels is one block. (Skipping padded
+    // taps would leave the border pixels to 1-pixel vpdpbusd tiles, as slow as all the rest.)
+    in_h_ = d.in_height;
+    in_w_ = d.in_width;
+    pad_top_ = d.pad_top;
+    pad_left_ = d.pad_left;
+    padded_copy_ = amx_ && path_ == Path::rows &&
+                   (d.pad_top != 0 || d.pad_bottom != 0 || d.pad_left != 0 || d.pad_right != 0);
+    if (padded_copy_) {
+      in_h_ = d.in_height + d.pad_top + d.pad_bottom;
+      in_w_ = d.in_width + d.pad_left + d.pad_right;
+      pad_top_ = pad_left_ = 0;
+    }
     pack(problem, weights);
     plan_patterns(problem);
     epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
@@ -138,14 +152,17 @@ class Avx512VnniKernel final : public PreparedKernel {
         break;
     }
     if (path_ == Path::rows && patterns_ > 1) out << " (padded taps skipped)";
+    if (padded_copy_) out << " (padding filled in a copy of the input)";
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     if (epilogue_ == nullptr) out << " (scalar output stage)";
     return out.str();
   }
 
-  void run(const RunContext& ctx) const override {
-    const avx512_vnni::StageView stage = stage_view(ctx.stage.vectors());
-    const std::int64_t rows = row_count(ctx.batch);
+  void run(const RunContext& call) const override {
+    const avx512_vnni::StageView stage = stage_view(call.stage.vectors());
+    const std::int64_t rows = row_count(call.batch);
+    RunContext ctx = call;
+    if (padded_copy_) ctx.input = pad_input(call);
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) avx512_vnni::amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
@@ -156,6 +173,37 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
  private:
+  // The input with its padding filled with the zero point, in this thread's scratch (grown once,
+  // then reused: no allocation after a thread's first call of a plan this size).
+  const std::uint8_t* pad_input(const RunContext& ctx) const {
+    const auto& d = problem_.desc();
+    const std::int64_t row_bytes = in_w_ * channels_;
+    std::uint8_t* out = scratch(static_cast<std::size_t>(ctx.batch * in_h_ * row_bytes));
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
+    parallel_for(ctx.threads, ctx.batch * in_h_, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t n = row / in_h_, h = row % in_h_ - d.pad_top;
+        std::uint8_t* to = out + row * row_bytes;
+        if (h < 0 || h >= d.in_height) {
+          std::memset(to, zx, static_cast<std::size_t>(row_bytes));
+          continue;
+        }
+        const std::int64_t left = d.pad_left * channels_, width = d.in_width * channels_;
+        std::memset(to, zx, static_cast<std::size_t>(left));
+        std::memcpy(to + left, in + (n * d.in_height + h) * width, static_cast<std::size_t>(width));
+        std::memset(to + left + width, zx, static_cast<std::size_t>(row_bytes - left - width));
+      }
+    });
+    return out;
+  }
+
+  static std::uint8_t* scratch(std::size_t bytes) {
+    thread_local AlignedVector<std::uint8_t> buffer;
+    if (buffer.size() < bytes) buffer.resize(bytes);
+    return buffer.data();
+  }
+
   static avx512_vnni::StageView stage_view(const VectorConstants& v) {
     return {v.bias_s32.data(),
             v.bias_f32.data(),
@@ -285,7 +333,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::vector<std::pair<std::int64_t, std::int64_t>> row_ranges, column_ranges;
     for (std::int64_t y = 0; y < out_h_; ++y) {
       const auto range =
-          valid_taps(y, d.stride_h, d.dilation_h, d.pad_top, d.kernel_h, d.in_height);
+          valid_taps(y, d.stride_h, d.dilation_h, pad_top_, d.kernel_h, in_h_);
       const auto [it, added] =
           row_kinds.emplace(range, static_cast<std::int32_t>(row_ranges.size()));
       if (added) row_ranges.push_back(range);
@@ -296,7 +344,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::pair<std::int64_t, std::int64_t> run_range{};
     for (std::int64_t x = 0; x <= out_w_; ++x) {
       const auto range =
-          x < out_w_ ? valid_taps(x, d.stride_w, d.dilation_w, d.pad_left, d.kernel_w, d.in_width)
+          x < out_w_ ? valid_taps(x, d.stride_w, d.dilation_w, pad_left_, d.kernel_w, in_w_)
                      : std::pair<std::int64_t, std::int64_t>{-1, -1};
       if (x > 0 && range != run_range) {
         const auto [it, added] =
@@ -320,7 +368,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         for (std::int64_t r = row_ranges[a].first; r < row_ranges[a].second; ++r) {
           for (std::int64_t s = column_ranges[b].first; s < column_ranges[b].second; ++s) {
             const std::int64_t t = r * d.kernel_w + s;
-            tap_offsets_.push_back((r * d.dilation_h * d.in_width + s * d.dilation_w) * channels_);
+            tap_offsets_.push_back((r * d.dilation_h * in_w_ + s * d.dilation_w) * channels_);
             tap_weights_.push_back(t * steps_);  // times the panel's step bytes at run time
             for (std::int64_t o = 0; o < padded_channels_; ++o) {
               sums[o] += tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)];
@@ -440,12 +488,12 @@ class Avx512VnniKernel final : public PreparedKernel {
       }
       return;
     }
-    const std::int64_t origin_row = (n * d.in_height + y * d.stride_h - d.pad_top) * d.in_width;
+    const std::int64_t origin_row = (n * in_h_ + y * d.stride_h - pad_top_) * in_w_;
     for (std::size_t t = 0; t < column_tiles_.size(); ++t) {
       const auto [x, rows] = column_tiles_[t];
       const std::int64_t pattern =
           row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
-      const std::int64_t origin = (origin_row + x * d.stride_w - d.pad_left) * channels_;
+      const std::int64_t origin = (origin_row + x * d.stride_w - pad_left_) * channels_;
       run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, d.stride_w * channels_,
                nullptr, pattern, rows, first_pixel + x);
     }
@@ -559,6 +607,9 @@ class Avx512VnniKernel final : public PreparedKernel {
   bool signed_input_ = false;
   bool needs_window_sums_ = false;
   bool amx_ = false;
+  bool padded_copy_ = false;
+  // The input geometry the tiles walk: the problem's, or its padded copy's (no padding left).
+  std::int64_t in_h_ = 0, in_w_ = 0, pad_top_ = 0, pad_left_ = 0;
   bool uniform_zero_point_ = true;  // one zw' for every channel
   std::int64_t channels_ = 0, out_channels_ = 0, out_h_ = 0, out_w_ = 0;
   std::int64_t tap_bytes_ = 0, steps_ = 0, taps_ = 0;
