@@ -103,10 +103,12 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
     // Bytes a tap reads per row: one pixel's channels, or (im2col) a whole window.
     tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : channels_;
-    steps_ = (tap_bytes_ + 3) / 4;
-    taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
-    amx_ = amx && !signed_input_ && channels_ % 64 == 0 && path_ != Path::im2col &&
+    // AMX takes a u8 input, 64 bytes of channels at a time (an im2col row is padded to that).
+    amx_ = amx && !signed_input_ && (channels_ % 64 == 0 || path_ == Path::im2col) &&
            !(path_ == Path::flat && strided);
+    steps_ = (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
+    taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
+
     // On AMX a padded layer runs on a copy of the input with its padding filled with the zero
     // point: every pixel then has every tap, and a row of pixels is one block. (Skipping padded
     // taps would leave the border pixels to 1-pixel vpdpbusd tiles, as slow as all the rest.)
@@ -326,7 +328,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       if (path_ == Path::flat) return;
       // im2col: one row per output pixel, every tap present (padding holds zx).
       column_tiles_.clear();
-      split_tiles(0, out_w_, false, column_tiles_);
+      split_tiles(0, out_w_, amx_, column_tiles_);
       return;
     }
     std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> row_kinds, column_kinds;
@@ -468,7 +470,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       // read them back.
       alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
       const std::int64_t per_gather =
-          std::max<std::int64_t>(1, kIm2colBufferBytes / im2col_stride() / kMaxRows) * kMaxRows;
+          std::max<std::int64_t>(kMaxAmxBlock, kIm2colBufferBytes / im2col_stride());
       for (std::size_t first = 0; first < column_tiles_.size();) {
         const std::int64_t x0 = column_tiles_[first].first;
         std::size_t last = first;
@@ -500,8 +502,11 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
   static constexpr std::int64_t kMaxIm2colBytes = 1024;  // one window, C_in * kh * kw
-  static constexpr std::int64_t kIm2colBufferBytes = 12 * 1024;
-  std::int64_t im2col_stride() const { return round_up(tap_bytes_, 4); }
+  static constexpr std::int64_t kIm2colBufferBytes = 32 * 1024;  // at least 32 rows of 1024
+  std::int64_t im2col_stride() const { return round_up(tap_bytes_, amx_ ? 64 : 4); }
+  // Bytes of input a tap reads per row, as the kernels see them (an im2col row: its whole stride,
+  // zeros after the window).
+  std::int64_t tap_stride() const { return path_ == Path::im2col ? im2col_stride() : tap_bytes_; }
 
  public:
   static bool im2col_fits(std::int64_t bytes) { return round_up(bytes, 4) <= kMaxIm2colBytes; }
@@ -551,7 +556,7 @@ class Avx512VnniKernel final : public PreparedKernel {
                                      tap_weights,
                                      taps,
                                      static_cast<std::int32_t>(steps_),
-                                     static_cast<std::int32_t>(tap_bytes_),
+                                     static_cast<std::int32_t>(tap_stride()),
                                      pr.vectors,
                                      packed_.data() + panel_offsets_[p],
                                      zero_point_sums,
@@ -560,7 +565,7 @@ class Avx512VnniKernel final : public PreparedKernel {
                                      needs_window_sums_ ? window_sums : nullptr};
     if (rows > kMaxRows) {
       avx512_vnni::amx_block({input, origin, row_stride, tap_offsets_.data() + first_tap,
-                              tap_weights, taps, static_cast<std::int32_t>(channels_ / 64),
+                              tap_weights, taps, static_cast<std::int32_t>(tap_stride() / 64),
                               rows, packed_.data() + panel_offsets_[p], zero_point_sums,
                               pr.ctx.input_zero_point, acc,
                               needs_window_sums_ ? window_sums : nullptr});
