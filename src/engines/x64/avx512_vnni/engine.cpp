@@ -90,11 +90,8 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
     const bool strided = d.stride_h != 1 || d.stride_w != 1;
-    // A strided 1x1 layer runs as rows on AMX (a tile needs one input stride for its rows), and
-    // as one flat GEMM with per-row offsets on vpdpbusd.
-    const bool amx_rows = amx && strided && d.input_dtype == DType::u8 && channels_ % 64 == 0;
     if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
-        d.pad_right == 0 && !amx_rows) {
+        d.pad_right == 0) {
       path_ = Path::flat;
     } else if (channels_ < kIm2colBelowChannels && !one_by_one) {
       path_ = Path::im2col;
@@ -104,8 +101,10 @@ class Avx512VnniKernel final : public PreparedKernel {
     // Bytes a tap reads per row: one pixel's channels, or (im2col) a whole window.
     tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : channels_;
     // AMX takes a u8 input, 64 bytes of channels at a time (an im2col row is padded to that).
-    amx_ = amx && !signed_input_ && (channels_ % 64 == 0 || path_ == Path::im2col) &&
-           !(path_ == Path::flat && strided);
+    amx_ = amx && !signed_input_ && (channels_ % 64 == 0 || path_ == Path::im2col);
+    // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
+    // input stride); on vpdpbusd it reads each pixel from its own offset.
+    compact_copy_ = amx_ && path_ == Path::flat && strided;
     steps_ = (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
 
@@ -155,6 +154,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
     if (path_ == Path::rows && patterns_ > 1) out << " (padded taps skipped)";
     if (padded_copy_) out << " (padding filled in a copy of the input)";
+    if (compact_copy_) out << " (strided pixels copied densely)";
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     if (epilogue_ == nullptr) out << " (scalar output stage)";
     return out.str();
@@ -165,6 +165,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     const std::int64_t rows = row_count(call.batch);
     RunContext ctx = call;
     if (padded_copy_) ctx.input = pad_input(call);
+    if (compact_copy_) ctx.input = compact_input(call);
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) avx512_vnni::amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
@@ -195,6 +196,25 @@ class Avx512VnniKernel final : public PreparedKernel {
         std::memset(to, zx, static_cast<std::size_t>(left));
         std::memcpy(to + left, in + (n * d.in_height + h) * width, static_cast<std::size_t>(width));
         std::memset(to + left + width, zx, static_cast<std::size_t>(row_bytes - left - width));
+      }
+    });
+    return out;
+  }
+
+  // The input pixels a strided 1x1 layer reads, densely: [N][OH][OW][C], in this thread's scratch.
+  const std::uint8_t* compact_input(const RunContext& ctx) const {
+    const auto& d = problem_.desc();
+    std::uint8_t* out = scratch(static_cast<std::size_t>(ctx.batch * out_h_ * out_w_ * channels_));
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    parallel_for(ctx.threads, ctx.batch * out_h_, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t n = row / out_h_, y = row % out_h_;
+        const std::uint8_t* from = in + (n * d.in_height + y * d.stride_h) * d.in_width * channels_;
+        std::uint8_t* to = out + row * out_w_ * channels_;
+        for (std::int64_t x = 0; x < out_w_; ++x) {
+          std::memcpy(to + x * channels_, from + x * d.stride_w * channels_,
+                      static_cast<std::size_t>(channels_));
+        }
       }
     });
     return out;
@@ -429,8 +449,8 @@ class Avx512VnniKernel final : public PreparedKernel {
       const std::int64_t begin = row * kFlatChunk;
       const std::int64_t end = std::min(pixels, begin + kFlatChunk);
       const auto& d = problem_.desc();
-      const bool strided = d.stride_h != 1 || d.stride_w != 1;
-      if (!strided) {  // pixels are consecutive in the input too
+      const bool strided = (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
+      if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
         std::int64_t at = begin;
         while (amx_ && end - at >= kMinAmxRows) {  // AMX blocks first, where the plan has them
           const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - at));
@@ -613,6 +633,7 @@ class Avx512VnniKernel final : public PreparedKernel {
   bool needs_window_sums_ = false;
   bool amx_ = false;
   bool padded_copy_ = false;
+  bool compact_copy_ = false;
   // The input geometry the tiles walk: the problem's, or its padded copy's (no padding left).
   std::int64_t in_h_ = 0, in_w_ = 0, pad_top_ = 0, pad_left_ = 0;
   bool uniform_zero_point_ = true;  // one zw' for every channel
