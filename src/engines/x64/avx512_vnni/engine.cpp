@@ -85,7 +85,9 @@ class Avx512VnniKernel final : public PreparedKernel {
     const auto& d = problem.desc();
     channels_ = d.in_channels;
     out_channels_ = d.out_channels;
-    signed_input_ = d.input_dtype == DType::s8;
+    // An s8 input is read as u8 (x + 128, an xor of its copy; the zero point + 128 with it): the
+    // sum (x − zx)(w − zw) is the same, and vpdpbusd and tdpbusd take a u8 input.
+    flip_input_ = d.input_dtype == DType::s8;
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
@@ -101,7 +103,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     // Bytes a tap reads per row: one pixel's channels, or (im2col) a whole window.
     tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : channels_;
     // AMX takes a u8 input, 64 bytes of channels at a time (an im2col row is padded to that).
-    amx_ = amx && !signed_input_ && (channels_ % 64 == 0 || path_ == Path::im2col);
+    amx_ = amx && (channels_ % 64 == 0 || path_ == Path::im2col);
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
@@ -164,8 +166,14 @@ class Avx512VnniKernel final : public PreparedKernel {
     const avx512_vnni::StageView stage = stage_view(call.stage.vectors());
     const std::int64_t rows = row_count(call.batch);
     RunContext ctx = call;
-    if (padded_copy_) ctx.input = pad_input(call);
-    if (compact_copy_) ctx.input = compact_input(call);
+    if (flip_input_) ctx.input_zero_point = call.input_zero_point + 128;
+    if (padded_copy_) {
+      ctx.input = pad_input(ctx);
+    } else if (compact_copy_) {
+      ctx.input = compact_input(ctx);
+    } else if (flip_input_) {
+      ctx.input = flipped_input(ctx);
+    }
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) avx512_vnni::amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
@@ -194,7 +202,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         }
         const std::int64_t left = d.pad_left * channels_, width = d.in_width * channels_;
         std::memset(to, zx, static_cast<std::size_t>(left));
-        std::memcpy(to + left, in + (n * d.in_height + h) * width, static_cast<std::size_t>(width));
+        copy_input_bytes(to + left, in + (n * d.in_height + h) * width, width);
         std::memset(to + left + width, zx, static_cast<std::size_t>(row_bytes - left - width));
       }
     });
@@ -212,12 +220,32 @@ class Avx512VnniKernel final : public PreparedKernel {
         const std::uint8_t* from = in + (n * d.in_height + y * d.stride_h) * d.in_width * channels_;
         std::uint8_t* to = out + row * out_w_ * channels_;
         for (std::int64_t x = 0; x < out_w_; ++x) {
-          std::memcpy(to + x * channels_, from + x * d.stride_w * channels_,
-                      static_cast<std::size_t>(channels_));
+          copy_input_bytes(to + x * channels_, from + x * d.stride_w * channels_, channels_);
         }
       }
     });
     return out;
+  }
+
+  // An s8 input as u8, x + 128, in this thread's scratch.
+  const std::uint8_t* flipped_input(const RunContext& ctx) const {
+    const std::int64_t row_bytes = problem_.desc().in_width * channels_;
+    const std::int64_t rows = ctx.batch * problem_.desc().in_height;
+    std::uint8_t* out = scratch(static_cast<std::size_t>(rows * row_bytes));
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    parallel_for(ctx.threads, rows, [&](std::int64_t begin, std::int64_t end) {
+      copy_input_bytes(out + begin * row_bytes, in + begin * row_bytes, (end - begin) * row_bytes);
+    });
+    return out;
+  }
+
+  // Copies input bytes, as u8 (an s8 input's bytes xor 0x80, which is x + 128).
+  void copy_input_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes) const {
+    if (!flip_input_) {
+      std::memcpy(to, from, static_cast<std::size_t>(bytes));
+      return;
+    }
+    for (std::int64_t i = 0; i < bytes; ++i) to[i] = static_cast<std::uint8_t>(from[i] ^ 0x80u);
   }
 
   static std::uint8_t* scratch(std::size_t bytes) {
@@ -269,7 +297,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     const auto& d = problem.desc();
     const bool u8_weights = d.weight_dtype == DType::u8;
     // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
-    shift_ = signed_input_ ? (u8_weights ? 0 : -128) : (u8_weights ? 128 : 0);
+    shift_ = u8_weights ? 128 : 0;
     const std::int32_t shift = shift_;
     panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
     padded_channels_ = panels_ * kPanelWidth;
@@ -590,7 +618,7 @@ class Avx512VnniKernel final : public PreparedKernel {
                               pr.ctx.input_zero_point, acc,
                               needs_window_sums_ ? window_sums : nullptr});
     } else {
-      avx512_vnni::gemm_tile_kernel(rows, pr.vectors, signed_input_)(tile);
+      avx512_vnni::gemm_tile_kernel(rows, pr.vectors)(tile);
     }
 
     const RunContext& ctx = pr.ctx;
@@ -629,7 +657,7 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::int32_t shift_ = 0;  // w' = w − shift_
   Problem problem_;
   Path path_ = Path::rows;
-  bool signed_input_ = false;
+  bool flip_input_ = false;  // an s8 input, run as u8 from a copy
   bool needs_window_sums_ = false;
   bool amx_ = false;
   bool padded_copy_ = false;
