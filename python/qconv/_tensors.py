@@ -115,10 +115,15 @@ def float_array(value):
 
 def pack(values, scale, zero_point, like):
     """The result as the caller's kind: a PyTorch per-tensor quantized tensor when ``like`` is a
-    PyTorch tensor, otherwise a QuantizedArray."""
+    PyTorch tensor (4-D results in channels_last memory format, as PyTorch's quantized
+    convolutions return them whatever the input's format), otherwise a QuantizedArray."""
     if is_torch_tensor(like):
         torch = sys.modules["torch"]  # loaded: the caller handed us one of its tensors
-        return torch._make_per_tensor_quantized_tensor(torch.from_numpy(values), scale, zero_point)
+        result = torch._make_per_tensor_quantized_tensor(torch.from_numpy(values), scale,
+                                                         zero_point)
+        if result.dim() == 4:
+            result = result.contiguous(memory_format=torch.channels_last)
+        return result
     return QuantizedArray(values, scale, zero_point)
 
 
