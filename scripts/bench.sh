@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Sets up everything and runs the main job: qconv-bench (arguments are passed on; --help lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (fuzz/) with ASan and UBSan in build-fuzz/ and runs each for
 # SECONDS seconds, starting from the checked-in seed corpora (new inputs go to build-fuzz/corpus/).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs qconv's build and test dependencies from Debian packages. Idempotent: packages already
 # present are left alone, and nothing is fetched when everything is installed.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the library and its tests with ThreadSanitizer in build-tsan/ and runs the concurrency
 # tests (one Plan shared by many threads, the thread pool used by many callers at once).
 # Exits non-zero on any failure or data race.

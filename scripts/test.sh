@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Sets up everything and runs the test suite: the C++ tests (ctest) and the Python tests (pytest).
 #
 #   scripts/test.sh                              Release build in build/, C++ and Python tests

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """qconv: exact quantized 2-D convolution with the frameworks' own call signatures.
 
 Each face computes its framework's semantics bit for bit, so that a call is ported by changing

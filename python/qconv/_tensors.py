@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Quantized tensors in and out of the faces: qconv's own QuantizedArray and PyTorch's quantized
 tensors, recognised by their methods so that torch is never imported by qconv itself."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch face: ``torch.ao.nn.quantized.functional.conv2d`` and a quantized ``conv_transpose2d``,
 with PyTorch's argument names, order and defaults.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`cmake --install` puts a working package into the interpreter's site directory layout: it is
 installed into a scratch prefix and imported from there by a fresh interpreter."""
 
