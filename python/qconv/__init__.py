@@ -27,6 +27,7 @@ from ._qconv import (
     ShapeMismatch,
 )
 from ._tensors import QuantizedArray
+from ._version import __version__
 from . import functional, onnx, qnn, ttnn
 from .ttnn import (
     ComputeConfig,
@@ -53,6 +54,7 @@ __all__ = [
     "PreparedMismatch",
     "PreparedWeights",
     "QuantizedArray",
+    "__version__",
     "ShapeMismatch",
     "conv2d",
     "functional",

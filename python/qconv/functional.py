@@ -30,6 +30,7 @@ quantized convolutions return (its values are the same whatever the memory forma
 """
 
 import sys
+from typing import Any, Optional, Sequence, Tuple, Union
 
 from ._qconv import functional_conv2d as _conv2d
 from ._qconv import functional_conv_transpose2d as _conv_transpose2d
@@ -37,25 +38,29 @@ from ._tensors import dtype_name, float_array, is_torch_tensor, pack, unpack
 
 __all__ = ["conv2d", "conv_transpose2d"]
 
+#: An int, or an (h, w) pair, as PyTorch takes stride, padding and dilation.
+IntOrPair = Union[int, Sequence[int]]
+
 # PyTorch's quantized engines whose arithmetic qconv computes (x86 computes fbgemm's formula).
 _ENGINES = ("fbgemm", "x86", "qnnpack", "onednn")
 
 
-def _defaults(input, engine, threads):
+def _defaults(input: Any, engine: Optional[str], threads: Optional[int]) -> Tuple[str, int]:
     """The engine and thread count a call runs with: the given ones, else PyTorch's settings
     when ``input`` is a PyTorch tensor, else fbgemm and one thread."""
     torch = sys.modules.get("torch") if is_torch_tensor(input) else None
+    torch_engine = torch.backends.quantized.engine if torch is not None else None
     if engine is None:
-        engine = "fbgemm"
-        if torch is not None and torch.backends.quantized.engine in _ENGINES:
-            engine = torch.backends.quantized.engine
+        engine = torch_engine if torch_engine in _ENGINES else "fbgemm"
     if threads is None:
         threads = torch.get_num_threads() if torch is not None else 1
-    return engine, threads
+    return str(engine), int(threads)
 
 
-def conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros",
-           scale=1.0, zero_point=0, dtype="quint8", *, engine=None, relu=False, threads=None):
+def conv2d(input: Any, weight: Any, bias: Any, stride: IntOrPair = 1, padding: IntOrPair = 0,
+           dilation: IntOrPair = 1, groups: int = 1, padding_mode: str = "zeros",
+           scale: float = 1.0, zero_point: int = 0, dtype: Any = "quint8", *,
+           engine: Optional[str] = None, relu: bool = False, threads: Optional[int] = None) -> Any:
     """Quantized 2-D convolution, as ``torch.ao.nn.quantized.functional.conv2d``.
 
     Parameters
@@ -114,9 +119,11 @@ def conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, paddi
     return pack(values, out_scale, out_zero_point, input)
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1, scale=1.0, zero_point=0, dtype="quint8", *, engine=None,
-                     relu=False, threads=None):
+def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: IntOrPair = 1,
+                     padding: IntOrPair = 0, output_padding: IntOrPair = 0, groups: int = 1,
+                     dilation: IntOrPair = 1, scale: float = 1.0, zero_point: int = 0,
+                     dtype: Any = "quint8", *, engine: Optional[str] = None, relu: bool = False,
+                     threads: Optional[int] = None) -> Any:
     """Quantized 2-D transposed convolution, as PyTorch's ``quantized::conv_transpose2d``
     (argument order of ``torch.nn.functional.conv_transpose2d``).
 
