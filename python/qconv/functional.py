@@ -60,7 +60,8 @@ def _defaults(input: Any, engine: Optional[str], threads: Optional[int]) -> Tupl
 def conv2d(input: Any, weight: Any, bias: Any, stride: IntOrPair = 1, padding: IntOrPair = 0,
            dilation: IntOrPair = 1, groups: int = 1, padding_mode: str = "zeros",
            scale: float = 1.0, zero_point: int = 0, dtype: Any = "quint8", *,
-           engine: Optional[str] = None, relu: bool = False, threads: Optional[int] = None) -> Any:
+           engine: Optional[str] = None, relu: bool = False,
+           threads: Optional[int] = None) -> Any:
     """Quantized 2-D convolution, as ``torch.ao.nn.quantized.functional.conv2d``.
 
     Parameters
