@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-scripts/install-deps.sh --python
+scripts/install-deps.sh --pip
 python=/usr/bin/python3  # Debian's Python: the one its NumPy, torch and mypy serve
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"  # setup.py's -j
 

@@ -5,9 +5,10 @@
 # Exits non-zero on any failure or data race.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/install-deps.sh --tests
 
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1" \
   -DQCONV_SANITIZE=thread -DQCONV_BUILD_TOOLS=OFF -DQCONV_BUILD_PYTHON=OFF
-cmake --build build-tsan --target qconv_tests
+cmake --build build-tsan --target qconv_tests -j"$(nproc)"
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
   ./build-tsan/tests/qconv_tests --gtest_filter='Concurrency*:ThreadPool*'
