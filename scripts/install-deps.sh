@@ -17,7 +17,7 @@ set -euo pipefail
 usage() { sed -n '3,14s/^# \{0,1\}//p' "$0"; }
 
 build=(build-essential cmake ninja-build)
-bench=()                                            # the library alone, for now
+bench=(libdnnl-dev)                                 # oneDNN, the peer the bench times beside qconv
 tests=(libgtest-dev libgmock-dev nlohmann-json3-dev) # GoogleTest; the JSON test vectors
 python=(python3-dev pybind11-dev python3-numpy      # the module
         python3-pytest python3-torch python3-mypy)  # its tests, PyTorch agreement, stubs
@@ -28,12 +28,12 @@ fuzz=(clang libclang-rt-14-dev)
 packages=("${build[@]}")
 for task in "$@"; do
   case "$task" in
-    --bench) packages+=(${bench[@]+"${bench[@]}"}) ;;
+    --bench) packages+=("${bench[@]}") ;;
     --tests) packages+=("${tests[@]}") ;;
     --python) packages+=("${python[@]}") ;;
     --pip) packages+=("${pip[@]}") ;;
     --fuzz) packages+=("${fuzz[@]}") ;;
-    --all) packages+=(${bench[@]+"${bench[@]}"} "${tests[@]}" "${python[@]}" "${pip[@]}" "${fuzz[@]}") ;;
+    --all) packages+=("${bench[@]}" "${tests[@]}" "${python[@]}" "${pip[@]}" "${fuzz[@]}") ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install-deps.sh: unknown task '$task'" >&2; usage >&2; exit 2 ;;
   esac
