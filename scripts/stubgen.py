@@ -14,7 +14,8 @@ three fixed edits follow, so that the stubs are what stubgen says plus only thes
   - pybind11 calls a py::handle argument `handle`, which no stub defines: it becomes `object`;
   - stubgen leaves out `__version__`; qconv/__init__.pyi declares it (`__version__: str`).
 
-With --check nothing is written: it exits 1, naming each stub that differs from the module (run
+The checked-in stubs are made with Debian 12's mypy (1.0.1); another stubgen version may lay them
+out differently. With --check nothing is written: it exits 1, naming each stub that differs from the module (run
 without --check, with the same Python, and commit the result). Run it with the interpreter qconv
 was built for (Debian's /usr/bin/python3).
 """
