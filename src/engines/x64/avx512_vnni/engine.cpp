@@ -70,7 +70,7 @@ enum class Path : std::uint8_t { flat, rows, im2col };
 class Avx512VnniKernel final : public PreparedKernel {
  public:
   Avx512VnniKernel(const Problem& problem, const CanonicalWeights& weights)
-      : weights_(weights), problem_(problem) {
+      : problem_(problem) {
     const auto& d = problem.desc();
     channels_ = d.in_channels;
     out_channels_ = d.out_channels;
@@ -78,8 +78,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
-    if (one_by_one && d.stride_h == 1 && d.stride_w == 1 && d.pad_top == 0 && d.pad_bottom == 0 &&
-        d.pad_left == 0 && d.pad_right == 0) {
+    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 && d.pad_right == 0) {
       path_ = Path::flat;
     } else if (channels_ < kIm2colBelowChannels && !one_by_one) {
       path_ = Path::im2col;
@@ -95,15 +94,21 @@ class Avx512VnniKernel final : public PreparedKernel {
     epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
   }
 
-  std::vector<std::byte> packed() const override { return weights_.bytes(); }
-  CanonicalWeights canonical_weights() const override { return weights_; }
+  // The file holds the canonical weights (unpack() packs them again).
+  std::vector<std::byte> packed() const override { return canonical_bytes(); }
+  CanonicalWeights canonical_weights() const override {
+    return CanonicalWeights::from_bytes(problem_, canonical_bytes(), "packed_weights");
+  }
 
   std::string describe() const override {
     const auto& d = problem_.desc();
     std::ostringstream out;
     out << "avx512_vnni ";
     switch (path_) {
-      case Path::flat: out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1"; break;
+      case Path::flat:
+        out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1";
+        if (d.stride_h != 1 || d.stride_w != 1) out << " s" << d.stride_h << " (row offsets)";
+        break;
       case Path::rows:
         out << "igemm " << kMaxRows << "x" << kPanelWidth << " k" << d.kernel_h << "x" << d.kernel_w
             << " s" << d.stride_h;
@@ -146,12 +151,36 @@ class Avx512VnniKernel final : public PreparedKernel {
             true};
   }
 
+  // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
+  std::vector<std::byte> canonical_bytes() const {
+    const auto& d = problem_.desc();
+    std::vector<std::byte> out(
+        static_cast<std::size_t>(out_channels_ * channels_ * d.kernel_h * d.kernel_w));
+    std::size_t i = 0;
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int64_t p = o / kPanelWidth;
+      const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
+      const std::int8_t* panel =
+          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + (o % kPanelWidth) * 4;
+      for (std::int64_t c = 0; c < channels_; ++c) {
+        for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
+          const std::int64_t t = path_ == Path::im2col ? 0 : tap;
+          const std::int64_t k = path_ == Path::im2col ? tap * channels_ + c : c;
+          const auto stored = static_cast<std::uint8_t>(panel[(t * steps_ + k / 4) * lanes * 4 + k % 4]);
+          out[i++] = static_cast<std::byte>(static_cast<std::uint8_t>(stored + shift_));
+        }
+      }
+    }
+    return out;
+  }
+
   // Weights into panels of 64 output channels: [panel][tap][step][panel width][4].
   void pack(const Problem& problem, const CanonicalWeights& weights) {
     const auto& d = problem.desc();
     const bool u8_weights = d.weight_dtype == DType::u8;
     // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
-    const std::int32_t shift = signed_input_ ? (u8_weights ? 0 : -128) : (u8_weights ? 128 : 0);
+    shift_ = signed_input_ ? (u8_weights ? 0 : -128) : (u8_weights ? 128 : 0);
+    const std::int32_t shift = shift_;
     panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
     padded_channels_ = panels_ * kPanelWidth;
     zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
@@ -159,6 +188,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       const std::int32_t zw = problem.weight_zero_point(o) - shift;
       zero_points_[static_cast<std::size_t>(o)] = zw;
       needs_window_sums_ = needs_window_sums_ || zw != 0;
+      uniform_zero_point_ = uniform_zero_point_ && zw == zero_points_[0];
     }
     // Σ(w' − zw') per tap and channel, for the padding patterns.
     tap_sums_.assign(static_cast<std::size_t>(taps_ * padded_channels_), 0);
@@ -210,7 +240,8 @@ class Avx512VnniKernel final : public PreparedKernel {
         sums[static_cast<std::size_t>(tap)] = sum;
       }
       for (std::int64_t t = 0; t < taps_; ++t) {
-        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] = sums[static_cast<std::size_t>(t)];
+        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] =
+            sums[static_cast<std::size_t>(t)];
       }
     }
   }
@@ -327,10 +358,26 @@ class Avx512VnniKernel final : public PreparedKernel {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * kFlatChunk;
       const std::int64_t end = std::min(pixels, begin + kFlatChunk);
+      const auto& d = problem_.desc();
+      const bool strided = d.stride_h != 1 || d.stride_w != 1;
       for (std::int64_t at = begin; at < end; at += kMaxRows) {
         const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
-        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_, 0,
-                 rows, at);
+        if (!strided) {  // pixels are consecutive in the input too
+          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
+                   nullptr, 0, rows, at);
+          continue;
+        }
+        // A strided 1x1 layer as one GEMM too: each row's input pixel from its own offset, so
+        // tiles run across output rows (7x7 outputs make 6-pixel tiles, not 4 + 3).
+        std::int64_t offsets[kMaxRows];
+        for (int i = 0; i < rows; ++i) {
+          const std::int64_t pixel = at + i;
+          const std::int64_t x = pixel % out_w_, y = (pixel / out_w_) % out_h_,
+                             n = pixel / (out_w_ * out_h_);
+          offsets[i] =
+              ((n * d.in_height + y * d.stride_h) * d.in_width + x * d.stride_w) * channels_;
+        }
+        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), 0, 0, offsets, 0, rows, at);
       }
       return;
     }
@@ -342,8 +389,8 @@ class Avx512VnniKernel final : public PreparedKernel {
       // Windows of a run of tiles gathered at once, so that the stores have left before the tiles
       // read them back.
       alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
-      const std::int64_t per_gather = std::max<std::int64_t>(
-          1, kIm2colBufferBytes / im2col_stride() / kMaxRows) * kMaxRows;
+      const std::int64_t per_gather =
+          std::max<std::int64_t>(1, kIm2colBufferBytes / im2col_stride() / kMaxRows) * kMaxRows;
       for (std::size_t first = 0; first < column_tiles_.size();) {
         const std::int64_t x0 = column_tiles_[first].first;
         std::size_t last = first;
@@ -351,11 +398,12 @@ class Avx512VnniKernel final : public PreparedKernel {
                column_tiles_[last].first + column_tiles_[last].second - x0 <= per_gather) {
           ++last;
         }
-        const std::int64_t pixels = column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
+        const std::int64_t pixels =
+            column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
         gather(ctx, n, y, x0, static_cast<int>(pixels), gathered);
         for (std::size_t t = first; t < last; ++t) {
           const auto [x, rows] = column_tiles_[t];
-          run_tile(pr, gathered, (x - x0) * im2col_stride(), im2col_stride(), 0, rows,
+          run_tile(pr, gathered, (x - x0) * im2col_stride(), im2col_stride(), nullptr, 0, rows,
                    first_pixel + x);
         }
         first = last;
@@ -369,7 +417,7 @@ class Avx512VnniKernel final : public PreparedKernel {
           row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
       const std::int64_t origin = (origin_row + x * d.stride_w - d.pad_left) * channels_;
       run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, d.stride_w * channels_,
-               pattern, rows, first_pixel + x);
+               nullptr, pattern, rows, first_pixel + x);
     }
   }
 
@@ -393,8 +441,8 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
-                std::int64_t row_stride, std::int64_t pattern, int rows,
-                std::int64_t first_pixel) const {
+                std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
+                int rows, std::int64_t first_pixel) const {
     alignas(64) std::int32_t acc[kMaxRows * kPanelWidth];
     std::int32_t window_sums[kMaxRows];
     const auto p = static_cast<std::size_t>(pr.panel);
@@ -404,9 +452,15 @@ class Avx512VnniKernel final : public PreparedKernel {
     for (std::int32_t t = 0; t < taps; ++t) {
       tap_weights[t] = tap_weights_[static_cast<std::size_t>(first_tap + t)] * step_bytes;
     }
+    // The constant term −zx·Σ(w' − zw') over this pattern's taps starts the sums.
+    const std::int32_t* zero_point_sums =
+        pr.ctx.input_zero_point != 0
+            ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
+            : nullptr;
     const avx512_vnni::GemmTile tile{input,
                                      origin,
                                      row_stride,
+                                     row_offsets,
                                      tap_offsets_.data() + first_tap,
                                      tap_weights,
                                      taps,
@@ -414,6 +468,8 @@ class Avx512VnniKernel final : public PreparedKernel {
                                      static_cast<std::int32_t>(tap_bytes_),
                                      pr.vectors,
                                      packed_.data() + panel_offsets_[p],
+                                     zero_point_sums,
+                                     pr.ctx.input_zero_point,
                                      acc,
                                      needs_window_sums_ ? window_sums : nullptr};
     avx512_vnni::gemm_tile_kernel(rows, pr.vectors, signed_input_)(tile);
@@ -428,9 +484,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         channel,
         needs_window_sums_ ? window_sums : nullptr,
         zero_points_.data() + channel,
-        ctx.input_zero_point != 0 ? pattern_sums_.data() + pattern * padded_channels_ + channel
-                                  : nullptr,
-        ctx.input_zero_point,
+        uniform_zero_point_,
         static_cast<std::byte*>(ctx.output) +
             static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
         out_channels_};
@@ -452,11 +506,12 @@ class Avx512VnniKernel final : public PreparedKernel {
   static constexpr std::int32_t kMaxTapsOnStack = 1024;
 
  private:
-  CanonicalWeights weights_;
+  std::int32_t shift_ = 0;  // w' = w − shift_
   Problem problem_;
   Path path_ = Path::rows;
   bool signed_input_ = false;
   bool needs_window_sums_ = false;
+  bool uniform_zero_point_ = true;  // one zw' for every channel
   std::int64_t channels_ = 0, out_channels_ = 0, out_h_ = 0, out_w_ = 0;
   std::int64_t tap_bytes_ = 0, steps_ = 0, taps_ = 0;
   std::int64_t panels_ = 0, padded_channels_ = 0;

@@ -48,13 +48,27 @@ inline __m512i add_bytes(__m512i sums, const std::uint8_t* p, std::int32_t count
   return sums;
 }
 
+inline std::int64_t row_offset(const GemmTile& t, int i) {
+  return t.row_offsets != nullptr ? t.row_offsets[i] : i * t.row_stride;
+}
+
 template <int kRows, int kVectors, bool kSignedInput>
 void gemm_tile(const GemmTile& t) {
+  __m512i start[kVectors];
+#pragma GCC unroll 4
+  for (int j = 0; j < kVectors; ++j) {
+    start[j] = _mm512_setzero_si512();
+    if (t.zero_point_sums != nullptr) {
+      start[j] = _mm512_sub_epi32(
+          start[j], _mm512_mullo_epi32(_mm512_set1_epi32(t.input_zero_point),
+                                       _mm512_loadu_si512(t.zero_point_sums + j * 16)));
+    }
+  }
   __m512i acc[kRows][kVectors];
 #pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 4
-    for (int j = 0; j < kVectors; ++j) acc[i][j] = _mm512_setzero_si512();
+    for (int j = 0; j < kVectors; ++j) acc[i][j] = start[j];
   }
   const std::int64_t step_bytes = std::int64_t{kVectors} * 64;
   const bool ragged = (t.channels & 3) != 0;
@@ -65,7 +79,7 @@ void gemm_tile(const GemmTile& t) {
     const std::uint8_t* row[kRows];
     const std::int64_t origin = t.first_row + t.tap_offsets[tap];
 #pragma GCC unroll 8
-    for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + i * t.row_stride);
+    for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + row_offset(t, i));
     const std::int8_t* w = t.weights + t.tap_weights[tap];
     for (std::int32_t k = 0; k < full_steps; ++k) {
       __m512i wv[kVectors];
@@ -104,7 +118,7 @@ void gemm_tile(const GemmTile& t) {
   for (int i = 0; i < kRows; ++i) {
     __m512i sums = _mm512_setzero_si512();
     for (std::int32_t tap = 0; tap < t.taps; ++tap) {
-      const std::uint8_t* p = t.input + (t.first_row + t.tap_offsets[tap] + i * t.row_stride);
+      const std::uint8_t* p = t.input + (t.first_row + t.tap_offsets[tap] + row_offset(t, i));
       sums = add_bytes<kSignedInput>(sums, p, t.channels);
     }
     std::int64_t total = _mm512_reduce_add_epi64(sums);
@@ -193,7 +207,8 @@ void gather_windows(const WindowGather& g) {
       for (std::int64_t s = 0; s < g.kernel_w; ++s) {
         const std::int64_t w = w0 + s * g.dilation_w;
         const bool inside = w >= 0 && w < g.in_width;
-        copy_bytes(dst + s * g.channels, inside ? line + w * g.channels : nullptr, g.channels, fill);
+        copy_bytes(dst + s * g.channels, inside ? line + w * g.channels : nullptr, g.channels,
+                   fill);
       }
     }
     copy_bytes(out + used, nullptr, g.row_bytes - used, _mm512_setzero_si512());

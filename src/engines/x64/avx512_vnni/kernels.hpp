@@ -27,6 +27,7 @@ struct GemmTile {
   const std::uint8_t* input;        // the input tensor's bytes
   std::int64_t first_row;           // byte offset of row 0's window origin in `input`
   std::int64_t row_stride;          // bytes from one row's window origin to the next
+  const std::int64_t* row_offsets;  // or, when not null: row i's origin is first_row + this[i]
   const std::int64_t* tap_offsets;  // per tap: byte offset from a window origin to the tap's pixel
   const std::int64_t* tap_weights;  // per tap: byte offset of its weight block in `weights`
   std::int32_t taps;
@@ -34,6 +35,10 @@ struct GemmTile {
   std::int32_t channels;  // input bytes a tap reads per row (the last step masks the rest)
   std::int32_t vectors;   // panel width / 16 (1 to 4)
   const std::int8_t* weights;
+  // The sums start at −input_zero_point · zero_point_sums[c] (the exact sum's constant term,
+  // engine.cpp), or at 0 when zero_point_sums is null.
+  const std::int32_t* zero_point_sums;  // of the panel's channels
+  std::int32_t input_zero_point;
   std::int32_t* acc;          // out: [rows][64] s32 sums
   std::int32_t* window_sums;  // out: per row, sum of the input values read; null when not needed
 };
@@ -81,14 +86,12 @@ struct TileOutput {
   std::int32_t rows;
   std::int32_t channels;  // valid output channels of this panel (1 to 64)
   std::int64_t channel;   // the panel's first output channel
-  // acc -= weight_zero_point[c] * window_sums[row] when both are given; acc -= input_zero_point
-  // * zero_point_sums[c] when zero_point_sums is given.
+  // acc -= weight_zero_point[c] * window_sums[row] when both are given.
   const std::int32_t* window_sums;
   const std::int32_t* weight_zero_points;  // of the panel's channels
-  const std::int32_t* zero_point_sums;     // of the panel's channels
-  std::int32_t input_zero_point;
-  void* output;                    // the tile's first pixel, the panel's first channel
-  std::int64_t output_row_stride;  // elements from one row's pixel to the next
+  bool uniform_weight_zero_point;          // every channel's is weight_zero_points[0]
+  void* output;                            // the tile's first pixel, the panel's first channel
+  std::int64_t output_row_stride;          // elements from one row's pixel to the next
 };
 void correct_tile(const TileOutput& tile);
 // Writes a corrected tile through the output stage; null for a (scheme, output dtype) pair that has
