@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every engine this CPU can run against the reference engine, bit for bit: thousands of seeded
 // random problems plus the edges fast kernels get wrong (channels not a multiple of 16 or 4, 1x1
 // pixels, stride 2, wide padding, batch > 1, zero points at both ends, every scheme and output
