@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AVX-512 VNNI engine: ordinary (groups = 1) NHWC convolution as a GEMM over output pixels,
 // register tiles of up to 6 pixels x 64 output channels (gemm_kernels.cpp), the output stage in
 // 16 lanes (epilogue_kernels.cpp). This file plans and packs at preparation and walks the tiles
