@@ -97,7 +97,12 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
     const bool strided = d.stride_h != 1 || d.stride_w != 1;
-    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 && d.pad_right == 0) {
+    // Depthwise (multiplier 1): channels in lanes, its own tile (depthwise_kernels.cpp).
+    depthwise_ = d.groups > 1 && d.groups == d.in_channels && d.out_channels == d.in_channels;
+    if (depthwise_) {
+      path_ = Path::rows;
+    } else if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
+               d.pad_right == 0) {
       path_ = Path::flat;
     } else if (channels_ < kIm2colBelowChannels && !one_by_one && d.groups == 1) {
       path_ = Path::im2col;
@@ -111,7 +116,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
-    steps_ = (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
+    steps_ = depthwise_ ? 1 : (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
 
     // On AMX a padded layer runs on a copy of the input with its padding filled with the zero
@@ -143,6 +148,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     const auto& d = problem_.desc();
     std::ostringstream out;
     out << (amx_ ? "avx512_amx tdpbusd <=32x64 + vpdpbusd " : "avx512_vnni ");
+    if (depthwise_) out << "dwconv " << kMaxRows << "x" << kPanelWidth << " (channels in lanes) ";
     switch (path_) {
       case Path::flat:
         out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1";
@@ -337,6 +343,7 @@ class Avx512VnniKernel final : public PreparedKernel {
 
   // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
   std::vector<std::byte> canonical_bytes() const {
+    if (depthwise_) return depthwise_canonical_;
     const auto& d = problem_.desc();
     std::vector<std::byte> out(
         static_cast<std::size_t>(out_channels_ * group_in_ * d.kernel_h * d.kernel_w));
@@ -360,7 +367,39 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
   // Weights into panels of 64 output channels: [panel][tap][step][panel width][4].
+  // Depthwise: s32 (w − zw) per 64-channel block, [block][tap][64].
+  void pack_depthwise(const Problem& problem, const CanonicalWeights& weights) {
+    const auto& d = problem.desc();
+    const std::int64_t taps = d.kernel_h * d.kernel_w;
+    panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
+    padded_channels_ = panels_ * kPanelWidth;
+    zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
+    tap_sums_.assign(static_cast<std::size_t>(taps_ * padded_channels_), 0);
+    depthwise_weights_.assign(static_cast<std::size_t>(panels_ * taps * kPanelWidth), 0);
+    for (std::int64_t p = 0; p < panels_; ++p) {
+      const std::int64_t width =
+          std::min<std::int64_t>(kPanelWidth, out_channels_ - p * kPanelWidth);
+      panel_vectors_.push_back(static_cast<int>((width + 15) / 16));
+      panel_widths_.push_back(static_cast<std::int32_t>(width));
+      panel_channels_.push_back(p * kPanelWidth);
+      panel_offsets_.push_back(0);
+    }
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int32_t zw = problem.weight_zero_point(o);
+      const std::int16_t* values = weights.channel(o).data();
+      for (std::int64_t t = 0; t < taps; ++t) {
+        depthwise_weights_[static_cast<std::size_t>(((o / kPanelWidth) * taps + t) * kPanelWidth +
+                                                    o % kPanelWidth)] = values[t] - zw;
+      }
+    }
+    depthwise_canonical_ = weights.bytes();
+  }
+
   void pack(const Problem& problem, const CanonicalWeights& weights) {
+    if (depthwise_) {
+      pack_depthwise(problem, weights);
+      return;
+    }
     const auto& d = problem.desc();
     const bool u8_weights = d.weight_dtype == DType::u8;
     // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
@@ -548,7 +587,7 @@ class Avx512VnniKernel final : public PreparedKernel {
                       panel_vectors_[p],
                       panel_widths_[p],
                       panel_channels_[p],
-                      (panel / panels_per_group_) * group_in_};
+                      depthwise_ ? panel * kPanelWidth : (panel / panels_per_group_) * group_in_};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * kFlatChunk;
@@ -673,6 +712,16 @@ class Avx512VnniKernel final : public PreparedKernel {
         pr.ctx.input_zero_point != 0
             ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
             : nullptr;
+    if (depthwise_) {
+      for (std::int32_t t = 0; t < taps; ++t) {
+        tap_weights[t] = (pr.panel * problem_.desc().kernel_h * problem_.desc().kernel_w +
+                          tap_weights_[static_cast<std::size_t>(first_tap + t)]) *
+                         kPanelWidth;
+      }
+      avx512_vnni::depthwise_tile({input, origin + pr.input_offset, row_stride,
+                                   tap_offsets_.data() + first_tap, tap_weights, taps, pr.channels,
+                                   rows, depthwise_weights_.data(), pr.ctx.input_zero_point, acc});
+    }
     const avx512_vnni::GemmTile tile{input,
                                      origin + pr.input_offset,
                                      row_stride,
@@ -688,7 +737,9 @@ class Avx512VnniKernel final : public PreparedKernel {
                                      pr.ctx.input_zero_point,
                                      acc,
                                      needs_window_sums_ ? window_sums : nullptr};
-    if (rows > kMaxRows) {
+    if (depthwise_) {
+      // (done above: the sum is already exact)
+    } else if (rows > kMaxRows) {
       avx512_vnni::amx_block(
           {input, origin + pr.input_offset, row_stride, tap_offsets_.data() + first_tap,
            tap_weights, taps, static_cast<std::int32_t>(tap_stride() / 64), rows,
@@ -735,7 +786,10 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::int32_t shift_ = 0;  // w' = w − shift_
   Problem problem_;
   Path path_ = Path::rows;
-  bool flip_input_ = false;  // an s8 input, run as u8 from a copy
+  bool flip_input_ = false;
+  bool depthwise_ = false;
+  AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64]
+  std::vector<std::byte> depthwise_canonical_;     // an s8 input, run as u8 from a copy
   bool needs_window_sums_ = false;
   bool amx_ = false;
   bool padded_copy_ = false;
