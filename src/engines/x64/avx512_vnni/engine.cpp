@@ -96,10 +96,16 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
-    const bool strided = d.stride_h != 1 || d.stride_w != 1;
+    const bool strided = stride_h_ != 1 || stride_w_ != 1;
     // Depthwise (multiplier 1): channels in lanes, its own tile (depthwise_kernels.cpp).
     depthwise_ = d.groups > 1 && d.groups == d.in_channels && d.out_channels == d.in_channels;
-    if (depthwise_) {
+    // A transposed convolution runs as the convolution of its zero-inserted input with the
+    // flipped kernel: the input is spread out at its stride into scratch (the holes and the
+    // padding holding zx, which add (zx − zx)·w = 0), then every tap of every pixel is valid.
+    transposed_ = problem.transposed();
+    stride_h_ = transposed_ ? 1 : d.stride_h;
+    stride_w_ = transposed_ ? 1 : d.stride_w;
+    if (depthwise_ || transposed_) {
       path_ = Path::rows;
     } else if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
                d.pad_right == 0) {
@@ -126,8 +132,13 @@ class Avx512VnniKernel final : public PreparedKernel {
     in_w_ = d.in_width;
     pad_top_ = d.pad_top;
     pad_left_ = d.pad_left;
-    padded_copy_ = amx_ && path_ == Path::rows &&
+    padded_copy_ = amx_ && path_ == Path::rows && !transposed_ &&
                    (d.pad_top != 0 || d.pad_bottom != 0 || d.pad_left != 0 || d.pad_right != 0);
+    if (transposed_) {  // the spread-out input: output size plus the kernel's span
+      in_h_ = out_h_ + (d.kernel_h - 1) * d.dilation_h;
+      in_w_ = out_w_ + (d.kernel_w - 1) * d.dilation_w;
+      pad_top_ = pad_left_ = 0;
+    }
     if (padded_copy_) {
       in_h_ = d.in_height + d.pad_top + d.pad_bottom;
       in_w_ = d.in_width + d.pad_left + d.pad_right;
@@ -149,6 +160,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::ostringstream out;
     out << (amx_ ? "avx512_amx tdpbusd <=32x64 + vpdpbusd " : "avx512_vnni ");
     if (depthwise_) out << "dwconv " << kMaxRows << "x" << kPanelWidth << " (channels in lanes) ";
+    if (transposed_) out << "(transposed: zero-inserted input, flipped kernel) ";
     switch (path_) {
       case Path::flat:
         out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1";
@@ -189,7 +201,9 @@ class Avx512VnniKernel final : public PreparedKernel {
                            2);
     }
     if (flip_input_) ctx.input_zero_point = call.input_zero_point + 128;
-    if (padded_copy_) {
+    if (transposed_) {
+      ctx.input = spread_input(ctx);
+    } else if (padded_copy_) {
       ctx.input = pad_input(ctx);
     } else if (compact_copy_) {
       ctx.input = compact_input(ctx);
@@ -207,6 +221,33 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
  private:
+  // A transposed convolution's input spread out: pixel (h, w) at (h·sh + top', w·sw + left') of an
+  // in_h_ x in_w_ grid of zx, where top' = (kh − 1)·dh − pad_top (negative: rows cut off).
+  const std::uint8_t* spread_input(const RunContext& ctx) const {
+    const auto& d = problem_.desc();
+    const std::int64_t row_bytes = in_w_ * channels_;
+    std::uint8_t* out = scratch(static_cast<std::size_t>(ctx.batch * in_h_ * row_bytes));
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
+    const std::int64_t top = (d.kernel_h - 1) * d.dilation_h - d.pad_top;
+    const std::int64_t left = (d.kernel_w - 1) * d.dilation_w - d.pad_left;
+    parallel_for(ctx.threads, ctx.batch * in_h_, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t n = row / in_h_, j = row % in_h_ - top;
+        std::uint8_t* to = out + row * row_bytes;
+        std::memset(to, zx, static_cast<std::size_t>(row_bytes));
+        if (j < 0 || j % d.stride_h != 0 || j / d.stride_h >= d.in_height) continue;
+        const std::uint8_t* line = in + (n * d.in_height + j / d.stride_h) * d.in_width * channels_;
+        for (std::int64_t w = 0; w < d.in_width; ++w) {
+          const std::int64_t at = w * d.stride_w + left;
+          if (at < 0 || at >= in_w_) continue;
+          copy_input_bytes(to + at * channels_, line + w * channels_, channels_);
+        }
+      }
+    });
+    return out;
+  }
+
   // The input with its padding filled with the zero point, in this thread's scratch (grown once,
   // then reused: no allocation after a thread's first call of a plan this size).
   const std::uint8_t* pad_input(const RunContext& ctx) const {
@@ -334,6 +375,13 @@ class Avx512VnniKernel final : public PreparedKernel {
             true};
   }
 
+  // The canonical weight tap packed as tap t: the same one, or (transposed) the flipped kernel's.
+  // Its own inverse.
+  std::int64_t source_tap(std::int64_t t) const {
+    const auto& d = problem_.desc();
+    return transposed_ ? d.kernel_h * d.kernel_w - 1 - t : t;
+  }
+
   // Output channel o's panel, lane in it, and slot (panel * 64 + lane).
   std::int64_t panel_of(std::int64_t o) const {
     return (o / group_out_) * panels_per_group_ + (o % group_out_) / kPanelWidth;
@@ -355,7 +403,7 @@ class Avx512VnniKernel final : public PreparedKernel {
           packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
       for (std::int64_t c = 0; c < group_in_; ++c) {
         for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
-          const std::int64_t t = path_ == Path::im2col ? 0 : tap;
+          const std::int64_t t = path_ == Path::im2col ? 0 : source_tap(tap);
           const std::int64_t k = path_ == Path::im2col ? tap * channels_ + c : c;
           const auto stored =
               static_cast<std::uint8_t>(panel[(t * steps_ + k / 4) * lanes * 4 + k % 4]);
@@ -389,7 +437,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       const std::int16_t* values = weights.channel(o).data();
       for (std::int64_t t = 0; t < taps; ++t) {
         depthwise_weights_[static_cast<std::size_t>(((o / kPanelWidth) * taps + t) * kPanelWidth +
-                                                    o % kPanelWidth)] = values[t] - zw;
+                                                    o % kPanelWidth)] = values[source_tap(t)] - zw;
       }
     }
     depthwise_canonical_ = weights.bytes();
@@ -446,7 +494,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       std::int32_t sum = 0;  // Σ(w' − zw') of the tap being packed
       const auto at = [&](std::int64_t c, std::int64_t tap) -> std::uint32_t {
         if (c >= group_in_) return 0;
-        const std::int32_t w = values[c * kernel_taps + tap] - shift;
+        const std::int32_t w = values[c * kernel_taps + source_tap(tap)] - shift;
         sum += w - zw;
         return static_cast<std::uint8_t>(w);
       };
@@ -493,7 +541,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> row_kinds, column_kinds;
     std::vector<std::pair<std::int64_t, std::int64_t>> row_ranges, column_ranges;
     for (std::int64_t y = 0; y < out_h_; ++y) {
-      const auto range = valid_taps(y, d.stride_h, d.dilation_h, pad_top_, d.kernel_h, in_h_);
+      const auto range = valid_taps(y, stride_h_, d.dilation_h, pad_top_, d.kernel_h, in_h_);
       const auto [it, added] =
           row_kinds.emplace(range, static_cast<std::int32_t>(row_ranges.size()));
       if (added) row_ranges.push_back(range);
@@ -504,7 +552,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::pair<std::int64_t, std::int64_t> run_range{};
     for (std::int64_t x = 0; x <= out_w_; ++x) {
       const auto range = x < out_w_
-                             ? valid_taps(x, d.stride_w, d.dilation_w, pad_left_, d.kernel_w, in_w_)
+                             ? valid_taps(x, stride_w_, d.dilation_w, pad_left_, d.kernel_w, in_w_)
                              : std::pair<std::int64_t, std::int64_t>{-1, -1};
       if (x > 0 && range != run_range) {
         const auto [it, added] =
@@ -544,6 +592,7 @@ class Avx512VnniKernel final : public PreparedKernel {
   // The number of padding patterns times the channels: what plan_patterns() would store.
   static std::int64_t pattern_entries(const Problem& problem) {
     const auto& d = problem.desc();
+    if (problem.transposed()) return round_up(d.out_channels, kPanelWidth);  // one pattern
     const auto distinct = [](std::int64_t out, std::int64_t stride, std::int64_t dilation,
                              std::int64_t pad, std::int64_t kernel, std::int64_t extent) {
       std::vector<std::pair<std::int64_t, std::int64_t>> seen;
@@ -654,13 +703,13 @@ class Avx512VnniKernel final : public PreparedKernel {
       }
       return;
     }
-    const std::int64_t origin_row = (n * in_h_ + y * d.stride_h - pad_top_) * in_w_;
+    const std::int64_t origin_row = (n * in_h_ + y * stride_h_ - pad_top_) * in_w_;
     for (std::size_t t = 0; t < column_tiles_.size(); ++t) {
       const auto [x, rows] = column_tiles_[t];
       const std::int64_t pattern =
           row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
-      const std::int64_t origin = (origin_row + x * d.stride_w - pad_left_) * channels_;
-      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, d.stride_w * channels_,
+      const std::int64_t origin = (origin_row + x * stride_w_ - pad_left_) * channels_;
+      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, stride_w_ * channels_,
                nullptr, pattern, rows, first_pixel + x);
     }
   }
@@ -787,6 +836,8 @@ class Avx512VnniKernel final : public PreparedKernel {
   Problem problem_;
   Path path_ = Path::rows;
   bool flip_input_ = false;
+  bool transposed_ = false;
+  std::int64_t stride_h_ = 1, stride_w_ = 1;  // the tiles' strides (1 for a spread-out input)
   bool depthwise_ = false;
   AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64]
   std::vector<std::byte> depthwise_canonical_;     // an s8 input, run as u8 from a copy
@@ -830,7 +881,6 @@ class Avx512VnniEngine : public Engine {
       return "the operating system does not grant this process the AMX tile state";
     }
     const auto& d = problem.desc();
-    if (problem.transposed()) return "transposed convolution is not on this engine yet";
 
     if (static_cast<int>(d.scheme.kind) > static_cast<int>(SchemeKind::tflite_single)) {
       return "scheme " + std::string(to_string(d.scheme.kind)) + " has no vector form yet";
