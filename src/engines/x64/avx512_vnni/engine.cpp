@@ -146,6 +146,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
     pack(problem, weights);
     plan_patterns(problem);
+    if (depthwise_) pair_depthwise_weights();
     epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
   }
 
@@ -441,6 +442,33 @@ class Avx512VnniKernel final : public PreparedKernel {
       }
     }
     depthwise_canonical_ = weights.bytes();
+  }
+
+  // Per padding pattern and 64-channel block, the listed taps' w − zw in 16-bit pairs.
+  void pair_depthwise_weights() {
+    const std::int64_t taps = problem_.desc().kernel_h * problem_.desc().kernel_w;
+    std::int64_t total = 0;
+    for (const auto& [first, count] : pattern_taps_) {
+      pattern_pair_offsets_.push_back(total);
+      total += panels_ * ((count + 1) / 2) * kPanelWidth * 2;
+    }
+    depthwise_pairs_.assign(static_cast<std::size_t>(total), 0);
+    for (std::size_t pattern = 0; pattern < pattern_taps_.size(); ++pattern) {
+      const auto [first, count] = pattern_taps_[pattern];
+      const std::int64_t pairs = (count + 1) / 2;
+      for (std::int64_t block = 0; block < panels_; ++block) {
+        std::int16_t* out = depthwise_pairs_.data() + pattern_pair_offsets_[pattern] +
+                            block * pairs * kPanelWidth * 2;
+        for (std::int32_t k = 0; k < count; ++k) {
+          const std::int64_t tap = tap_weights_[static_cast<std::size_t>(first + k)];  // steps 1
+          for (std::int64_t l = 0; l < kPanelWidth; ++l) {
+            out[(k / 2) * kPanelWidth * 2 + l * 2 + k % 2] =
+                static_cast<std::int16_t>(depthwise_weights_[static_cast<std::size_t>(
+                    (block * taps + tap) * kPanelWidth + l)]);
+          }
+        }
+      }
+    }
   }
 
   void pack(const Problem& problem, const CanonicalWeights& weights) {
@@ -762,14 +790,13 @@ class Avx512VnniKernel final : public PreparedKernel {
             ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
             : nullptr;
     if (depthwise_) {
-      for (std::int32_t t = 0; t < taps; ++t) {
-        tap_weights[t] = (pr.panel * problem_.desc().kernel_h * problem_.desc().kernel_w +
-                          tap_weights_[static_cast<std::size_t>(first_tap + t)]) *
-                         kPanelWidth;
-      }
+      const std::int64_t pairs = (taps + 1) / 2;
       avx512_vnni::depthwise_tile({input, origin + pr.input_offset, row_stride,
-                                   tap_offsets_.data() + first_tap, tap_weights, taps, pr.channels,
-                                   rows, depthwise_weights_.data(), pr.ctx.input_zero_point, acc});
+                                   tap_offsets_.data() + first_tap, taps, pr.channels, rows,
+                                   depthwise_pairs_.data() +
+                                       pattern_pair_offsets_[static_cast<std::size_t>(pattern)] +
+                                       pr.panel * pairs * kPanelWidth * 2,
+                                   pr.ctx.input_zero_point, acc});
     }
     const avx512_vnni::GemmTile tile{input,
                                      origin + pr.input_offset,
@@ -840,7 +867,9 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::int64_t stride_h_ = 1, stride_w_ = 1;  // the tiles' strides (1 for a spread-out input)
   bool depthwise_ = false;
   AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64]
-  std::vector<std::byte> depthwise_canonical_;     // an s8 input, run as u8 from a copy
+  AlignedVector<std::int16_t> depthwise_pairs_;    // per pattern: [block][pair][64][2]
+  std::vector<std::int64_t> pattern_pair_offsets_;
+  std::vector<std::byte> depthwise_canonical_;  // an s8 input, run as u8 from a copy
   bool needs_window_sums_ = false;
   bool amx_ = false;
   bool padded_copy_ = false;

@@ -80,13 +80,14 @@ struct DepthwiseTile {
   std::int64_t first_row;           // byte offset of row 0's window origin, at the first channel
   std::int64_t row_stride;          // bytes between consecutive rows' origins
   const std::int64_t* tap_offsets;  // per tap: bytes from a window origin to its pixel
-  const std::int64_t* tap_weights;  // per tap: offset of its 64 weights in `weights` (elements)
   std::int32_t taps;
-  std::int32_t channels;        // 1 to 64
-  std::int32_t rows;            // 1 to kMaxRows
-  const std::int32_t* weights;  // w − zw, s32, [tap][64]
-  std::int32_t zero_point;      // zx
-  std::int32_t* acc;            // out: [rows][64]
+  std::int32_t channels;  // 1 to 64
+  std::int32_t rows;      // 1 to kMaxRows
+  // w − zw as 16-bit pairs of consecutive listed taps (the last of an odd list paired with 0):
+  // [pair][64 channels][2].
+  const std::int16_t* weights;
+  std::int32_t zero_point;  // zx
+  std::int32_t* acc;        // out: [rows][64]
 };
 void depthwise_tile(const DepthwiseTile& t);
 
