@@ -96,7 +96,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
-    const bool strided = stride_h_ != 1 || stride_w_ != 1;
+    const bool strided = d.stride_h != 1 || d.stride_w != 1;
     // Depthwise (multiplier 1): channels in lanes, its own tile (depthwise_kernels.cpp).
     depthwise_ = d.groups > 1 && d.groups == d.in_channels && d.out_channels == d.in_channels;
     // A transposed convolution runs as the convolution of its zero-inserted input with the
