@@ -2,8 +2,13 @@
 # Installs qconv's build and test dependencies from Debian packages. Idempotent: packages already
 # present are left alone, and nothing is fetched when everything is installed.
 #
-#   scripts/install-deps.sh            build + C++ tests + bench
-#   scripts/install-deps.sh --python   also the Python module's dependencies and PyTorch (agreement tests)
+#   scripts/install-deps.sh                 build + C++ tests + bench
+#   scripts/install-deps.sh --python        also the Python module's dependencies and PyTorch
+#                                           (agreement tests)
+#   scripts/install-deps.sh --onnxruntime   also Node.js, npm and python3-onnx, for the agreement
+#                                           test against ONNX Runtime (scripts/test-onnxruntime.sh;
+#                                           the onnxruntime-node package itself comes from npm)
+# The options combine.
 set -euo pipefail
 
 packages=(
@@ -13,9 +18,19 @@ packages=(
   clang libclang-rt-14-dev            # libFuzzer and the sanitizer runtimes
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module and its tests
 )
-if [[ "${1:-}" == "--python" ]]; then
-  packages+=(python3-torch)           # agreement tests against PyTorch's quantized engines
-fi
+for option in "$@"; do
+  case "$option" in
+    --python) packages+=(python3-torch) ;;  # agreement tests against PyTorch's quantized engines
+    --onnxruntime)  # Node.js runs ORT, python3-onnx builds the models. A node or npm already on
+      # the PATH (e.g. NodeSource's nodejs, which bundles npm and conflicts with Debian's npm)
+      # is used as it is.
+      packages+=(python3-onnx)
+      command -v node >/dev/null || packages+=(nodejs)
+      command -v npm >/dev/null || packages+=(npm)
+      ;;
+    *) echo "install-deps.sh: unknown option $option (--python, --onnxruntime)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -32,6 +32,7 @@ async function main() {
         graphOptimizationLevel: c.optimization || 'all',
         intraOpNumThreads: 1,
         interOpNumThreads: 1,
+        logSeverityLevel: 4,  // a refused case is reported through its .error file
       });
       const feeds = {};
       for (const input of c.inputs) {
