@@ -79,7 +79,8 @@ class Case:
     sy: float = 1.0
     zy: int = 0
     bias: np.ndarray = None     # int32 [M] or None
-    nhwc: bool = False          # also run com.microsoft QLinearConv, channels_last = 1
+    variants: tuple = ("plain",)  # also "nhwc" (com.microsoft QLinearConv, channels_last = 1)
+                                  # and "qdq" (DequantizeLinear -> Conv -> QuantizeLinear)
     optimization: str = "all"
     notes: dict = field(default_factory=dict)
 
@@ -202,7 +203,10 @@ def random_case(rng, op, index):
         # Small biases (ties stay ties) or large ones (|acc + B| beyond 2^24: float32 rounding).
         limit = int(rng.choice([4, 300, 1 << 20, 1 << 27]))
         case.bias = rng.integers(-limit, limit + 1, c_out).astype(np.int32)
-    case.nhwc = index % 4 == 1
+    if index % 4 == 1:
+        case.variants += ("nhwc",)
+    if index % 4 == 2 and case.optimization == "all":  # ORT fuses QDQ from "extended" up
+        case.variants += ("qdq",)
     return case
 
 
@@ -214,9 +218,39 @@ def _tensor(name, value, dtype):
     return numpy_helper.from_array(np.asarray(value, dtype), name)
 
 
-def _model(case, nhwc=False):
+def _qdq_graph(case):
+    """The QDQ form of the same QLinearConv: x and w dequantized (w per channel on axis 0 when
+    its scale or zero point is), B dequantized with scale x_scale * w_scale, a float Conv and a
+    QuantizeLinear. ORT rewrites it into QLinearConv from the "extended" level up."""
+    from onnx import helper
+    channels = case.w.shape[0]
+    per_channel = len(case.sw) > 1 or len(case.zw) > 1
+    sw = np.broadcast_to(case.sw, (channels,)).astype(F32)
+    zw = np.broadcast_to(case.zw, (channels,)).astype(case.w.dtype)
+    inits = [_tensor("x_scale", case.sx, F32), _tensor("x_zero_point", case.zx, case.x.dtype),
+             _tensor("w", case.w, case.w.dtype),
+             _tensor("w_scale", sw if per_channel else sw[0], F32),
+             _tensor("w_zero_point", zw if per_channel else zw[0], case.w.dtype),
+             _tensor("y_scale", case.sy, F32), _tensor("y_zero_point", case.zy, case.x.dtype)]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "x_scale", "x_zero_point"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["w", "w_scale", "w_zero_point"], ["wf"],
+                              axis=0)]
+    conv_inputs = ["xf", "wf"]
+    if case.bias is not None:
+        inits += [_tensor("B", case.bias, np.int32), _tensor("B_scale", F32(case.sx) * sw, F32),
+                  _tensor("B_zero_point", np.zeros(channels), np.int32)]
+        nodes.append(helper.make_node("DequantizeLinear", ["B", "B_scale", "B_zero_point"],
+                                      ["Bf"], axis=0))
+        conv_inputs.append("Bf")
+    nodes += [helper.make_node("Conv", conv_inputs, ["yf"], **case.attrs),
+              helper.make_node("QuantizeLinear", ["yf", "y_scale", "y_zero_point"], ["y"])]
+    return nodes, inits
+
+
+def _model(case, variant="plain"):
     from onnx import TensorProto, helper
     elem = {np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8}
+    nhwc = variant == "nhwc"
     x = np.ascontiguousarray(case.x.transpose(0, 2, 3, 1)) if nhwc else case.x
     zw = case.zw if len(case.zw) > 1 else case.zw.reshape(())
     if case.op == "ConvInteger":
@@ -241,9 +275,11 @@ def _model(case, nhwc=False):
     if nhwc:
         attrs["channels_last"] = 1
         domain = "com.microsoft"
-    node = helper.make_node(case.op, inputs, ["y"], domain=domain, **attrs)
+    nodes = [helper.make_node(case.op, inputs, ["y"], domain=domain, **attrs)]
+    if variant == "qdq":
+        nodes, inits = _qdq_graph(case)
     graph = helper.make_graph(
-        [node], "qconv_agreement",
+        nodes, "qconv_agreement",
         [helper.make_tensor_value_info("x", elem[case.x.dtype], list(x.shape))],
         [helper.make_tensor_value_info("y", out_type, None)], inits)
     opsets = [helper.make_opsetid("", 13)]
@@ -255,12 +291,12 @@ def _model(case, nhwc=False):
 
 
 def run_in_onnxruntime(jobs):
-    """jobs: [(case, nhwc)]. Returns (version line, [output array or error message])."""
+    """jobs: [(case, variant)]. Returns (version line, [output array or error message])."""
     with tempfile.TemporaryDirectory(prefix="qconv-ort-") as tmp:
         tmp = Path(tmp)
         entries = []
-        for i, (case, nhwc) in enumerate(jobs):
-            model, x = _model(case, nhwc)
+        for i, (case, variant) in enumerate(jobs):
+            model, x = _model(case, variant)
             (tmp / f"{i}.onnx").write_bytes(model)
             x.tofile(tmp / f"{i}.x")
             entries.append({"model": f"{i}.onnx", "optimization": case.optimization,
@@ -370,11 +406,13 @@ def agreement():
     rng = np.random.default_rng(20261130)
     cases = [random_case(rng, op, i) for op in ("QLinearConv", "ConvInteger")
              for i in range(PROBLEMS_PER_OP)]
-    jobs = [(c, False) for c in cases] + [(c, True) for c in cases if c.nhwc]
+    jobs = [(c, v) for c in cases for v in c.variants]
     version, results = run_in_onnxruntime(jobs)
-    plain = results[:len(cases)]
-    nhwc = dict(zip([id(c) for c in cases if c.nhwc], results[len(cases):]))
-    return version, cases, plain, nhwc
+    by_case = {}  # id(case) -> {variant: result}
+    for (c, v), r in zip(jobs, results):
+        by_case.setdefault(id(c), {})[v] = r
+    plain = [by_case[id(c)]["plain"] for c in cases]
+    return version, cases, plain, by_case
 
 
 def _first(mismatch, case, got, want):
@@ -384,9 +422,11 @@ def _first(mismatch, case, got, want):
 
 
 def test_qlinear_conv_agrees_with_onnxruntime(agreement, report):
-    version, cases, results, nhwc = agreement
-    elements = ort_mismatch = ref_vs_ort = ref_mismatch = ties = odd_ties = nhwc_mismatch = 0
-    nhwc_elements = beyond_2_24 = 0
+    version, cases, results, by_case = agreement
+    elements = ort_mismatch = ref_vs_ort = ref_mismatch = ties = odd_ties = 0
+    beyond_2_24 = 0
+    variant_elements = {"nhwc": 0, "qdq": 0}
+    variant_mismatch = {"nhwc": 0, "qdq": 0}
     failures = []
     problems = [(c, r) for c, r in zip(cases, results) if c.op == "QLinearConv"]
     for case, ort in problems:
@@ -411,17 +451,21 @@ def test_qlinear_conv_agrees_with_onnxruntime(agreement, report):
             failures.append("onnxruntime: " + _first(bad, case, mine, ort))
         if ref_bad.any() and len(failures) < 5:
             failures.append("reference: " + _first(ref_bad, case, default, reference))
-        if case.nhwc:
-            y = nhwc[id(case)]
-            assert not isinstance(y, str), f"ORT refused NHWC {case.describe()}: {y}"
-            y = y.reshape(acc.shape[0], acc.shape[2], acc.shape[3], acc.shape[1])
-            y = y.transpose(0, 3, 1, 2).astype(np.int64)
-            nhwc_elements += y.size
-            nhwc_bad = mine != y
-            nhwc_mismatch += int(nhwc_bad.sum())
-            if nhwc_bad.any() and len(failures) < 5:
-                failures.append("NHWC: " + _first(nhwc_bad, case, mine, y))
-    report(f"ONNX Runtime ({version}) QLinearConv: {len(problems)} problems, {elements} elements "
+        for variant in case.variants[1:]:
+            y = by_case[id(case)][variant]
+            assert not isinstance(y, str), f"ORT refused {variant} {case.describe()}: {y}"
+            if variant == "nhwc":
+                y = y.reshape(acc.shape[0], acc.shape[2], acc.shape[3], acc.shape[1])
+                y = y.transpose(0, 3, 1, 2)
+            y = y.reshape(acc.shape).astype(np.int64)
+            variant_elements[variant] += y.size
+            variant_bad = mine != y
+            variant_mismatch[variant] += int(variant_bad.sum())
+            if variant_bad.any() and len(failures) < 5:
+                failures.append(f"{variant}: " + _first(variant_bad, case, mine, y))
+    per_channel_zw = sum(len(set(c.zw.tolist())) > 1 for c, _ in problems)
+    report(f"ONNX Runtime ({version}) QLinearConv: {len(problems)} problems ({per_channel_zw} with "
+           f"per-channel weight zero points that differ), {elements} elements "
            f"({ties} exact ties, {odd_ties} of them with an odd y_zero_point; {beyond_2_24} with "
            "|acc + B| > 2^24)")
     report(f"  semantics='onnxruntime' vs ORT: {ort_mismatch} mismatching elements")
@@ -430,8 +474,12 @@ def test_qlinear_conv_agrees_with_onnxruntime(agreement, report):
     report(f"  semantics='reference' vs the ONNX reference formula: {ref_mismatch} mismatching "
            "elements")
     report(f"  com.microsoft QLinearConv channels_last=1 (NHWC) vs semantics='onnxruntime': "
-           f"{nhwc_mismatch} mismatching of {nhwc_elements} elements")
-    assert ort_mismatch == 0 and ref_mismatch == 0 and nhwc_mismatch == 0, "\n".join(failures)
+           f"{variant_mismatch['nhwc']} mismatching of {variant_elements['nhwc']} elements")
+    report(f"  QDQ DequantizeLinear->Conv->QuantizeLinear (fused by ORT) vs "
+           f"semantics='onnxruntime': {variant_mismatch['qdq']} mismatching of "
+           f"{variant_elements['qdq']} elements")
+    assert ort_mismatch == 0 and ref_mismatch == 0, "\n".join(failures)
+    assert variant_mismatch == {"nhwc": 0, "qdq": 0}, "\n".join(failures)
     # The comparison must have met the cases where the two semantics differ.
     assert odd_ties > 0 and ref_vs_ort > 0
 
