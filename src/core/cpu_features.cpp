@@ -35,6 +35,8 @@ CpuFeatures detect() {
     features |= kAvx512f;
     if ((ebx & bit_AVX512BW) != 0) features |= kAvx512bw;
     if ((ecx & bit_AVX512VNNI) != 0) features |= kAvx512vnni;
+    if ((ebx & bit_AVX512VL) != 0) features |= kAvx512vl;
+    if ((ebx & bit_AVX512DQ) != 0) features |= kAvx512dq;
   }
   return features;
 }
@@ -42,11 +44,13 @@ CpuFeatures detect() {
 CpuFeatures detect() { return 0; }
 #endif
 
-constexpr std::array<std::pair<CpuFeatures, const char*>, 4> kNames{{
+constexpr std::array<std::pair<CpuFeatures, const char*>, 6> kNames{{
     {kAvx2, "avx2"},
     {kAvx512f, "avx512f"},
     {kAvx512bw, "avx512bw"},
     {kAvx512vnni, "avx512vnni"},
+    {kAvx512vl, "avx512vl"},
+    {kAvx512dq, "avx512dq"},
 }};
 
 }  // namespace

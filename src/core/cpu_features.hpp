@@ -15,10 +15,13 @@ enum CpuFeature : CpuFeatures {
   kAvx512f = 1u << 1,
   kAvx512bw = 1u << 2,
   kAvx512vnni = 1u << 3,
+  kAvx512vl = 1u << 4,
+  kAvx512dq = 1u << 5,
 };
 
 // Every bit this library knows; a file naming any other bit was written by a newer library.
-inline constexpr CpuFeatures kKnownCpuFeatures = kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni;
+inline constexpr CpuFeatures kKnownCpuFeatures =
+    kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni | kAvx512vl | kAvx512dq;
 
 // The features of the CPU this process runs on, usable by user code: the instruction set is
 // present (cpuid) and the operating system saves the registers it needs (xgetbv).

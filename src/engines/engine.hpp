@@ -77,6 +77,8 @@ class PreparedKernel {
   // kernel was prepared from: a file may carry them to re-pack elsewhere, and a loaded plan
   // recomputes its accumulator bound from them instead of trusting the file.
   virtual CanonicalWeights canonical_weights() const = 0;
+  // The path and kernel this plan runs, e.g. "avx512_vnni igemm 6x64 k3x3 s1" (Plan::describe).
+  virtual std::string describe() const { return {}; }
 };
 
 class Engine {
@@ -98,6 +100,9 @@ class Engine {
 };
 
 const Engine& reference_engine();
+#if defined(__x86_64__)
+const Engine& avx512_vnni_engine();
+#endif
 
 // Every engine built in, fastest first; the reference engine is last and runs everything.
 std::span<const Engine* const> all_engines();

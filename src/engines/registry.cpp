@@ -3,7 +3,12 @@
 namespace qconv::detail {
 
 std::span<const Engine* const> all_engines() {
-  static const Engine* const engines[] = {&reference_engine()};
+  static const Engine* const engines[] = {
+#if defined(__x86_64__)
+    &avx512_vnni_engine(),
+#endif
+    &reference_engine()
+  };
   return engines;
 }
 

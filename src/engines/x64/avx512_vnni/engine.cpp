@@ -1,0 +1,517 @@
+// The AVX-512 VNNI engine: ordinary (groups = 1) NHWC convolution as a GEMM over output pixels,
+// register tiles of up to 6 pixels x 64 output channels (gemm_kernels.cpp), the output stage in
+// 16 lanes (epilogue_kernels.cpp). This file plans and packs at preparation and walks the tiles
+// at run time; it is built for the baseline ISA and calls the kernels only on a CPU that has them.
+//
+// The arithmetic. vpdpbusd multiplies u8 by s8, so the kernel sums P = Σ x·w' over the taps that
+// fall inside the image, where x is the input as stored and w' the weight moved into the other
+// operand's signedness at packing (w' = w − 128 for u8 weights with a u8 input, w' = w + 128 for s8
+// weights with an s8 input; otherwise w' = w). With zw' = zw − (w − w') the exact sum of SPEC §3 is
+//     Σ (x − zx)(w − zw) = P − zw'[o]·Σx − zx·Σ(w' − zw'[o]),
+// every sum over the same valid taps, all of it exact modulo 2^32 (the s32 wrap the reference
+// applies). Σx (the window sum of a pixel) is needed only when some zw' ≠ 0 and comes from the
+// same tile pass; Σ(w' − zw') depends only on which taps are valid, so it is precomputed per
+// padding pattern. A padded tap is skipped, never multiplied.
+#include "engines/engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "core/aligned.hpp"
+#include "core/parallel.hpp"
+#include "engines/x64/avx512_vnni/kernels.hpp"
+#include "output/rounding.hpp"
+
+namespace qconv::detail {
+namespace {
+
+using avx512_vnni::kMaxRows;
+using avx512_vnni::kPanelWidth;
+
+constexpr CpuFeatures kRequired = kAvx512f | kAvx512bw | kAvx512vl | kAvx512dq | kAvx512vnni;
+// Below this many input channels a tap is too short to keep the tile busy: gather each output
+// pixel's whole window into one row (im2col of a tile, K padded to 4) instead.
+constexpr std::int64_t kIm2colBelowChannels = 8;
+// Precomputed Σ(w' − zw') per padding pattern: refuse a geometry that would need more than this.
+constexpr std::int64_t kMaxPatternEntries = std::int64_t{1} << 24;
+// Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM.
+constexpr std::int64_t kFlatChunk = 16 * kMaxRows;
+
+// The valid taps along one axis for output position `out`: [begin, end).
+std::pair<std::int64_t, std::int64_t> valid_taps(std::int64_t out, std::int64_t stride,
+                                                 std::int64_t dilation, std::int64_t pad,
+                                                 std::int64_t kernel, std::int64_t extent) {
+  std::int64_t begin = 0;
+  while (begin < kernel && out * stride + begin * dilation - pad < 0) ++begin;
+  std::int64_t end = kernel;
+  while (end > begin && out * stride + (end - 1) * dilation - pad >= extent) --end;
+  return {begin, end};
+}
+
+// Tiles of at most kMaxRows pixels covering [begin, end), as even as possible (26 → 6,5,5,5,5).
+void split_tiles(std::int64_t begin, std::int64_t end,
+                 std::vector<std::pair<std::int64_t, int>>& out) {
+  const std::int64_t n = end - begin;
+  if (n <= 0) return;
+  const std::int64_t tiles = (n + kMaxRows - 1) / kMaxRows;
+  for (std::int64_t t = 0, at = begin; t < tiles; ++t) {
+    const auto rows = static_cast<int>(n / tiles + (t < n % tiles ? 1 : 0));
+    out.emplace_back(at, rows);
+    at += rows;
+  }
+}
+
+enum class Path : std::uint8_t { flat, rows, im2col };
+
+class Avx512VnniKernel final : public PreparedKernel {
+ public:
+  Avx512VnniKernel(const Problem& problem, const CanonicalWeights& weights)
+      : weights_(weights), problem_(problem) {
+    const auto& d = problem.desc();
+    channels_ = d.in_channels;
+    out_channels_ = d.out_channels;
+    signed_input_ = d.input_dtype == DType::s8;
+    out_h_ = problem.out_height();
+    out_w_ = problem.out_width();
+    const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
+    if (one_by_one && d.stride_h == 1 && d.stride_w == 1 && d.pad_top == 0 && d.pad_bottom == 0 &&
+        d.pad_left == 0 && d.pad_right == 0) {
+      path_ = Path::flat;
+    } else if (channels_ < kIm2colBelowChannels && !one_by_one) {
+      path_ = Path::im2col;
+    } else {
+      path_ = Path::rows;
+    }
+    // Bytes a tap reads per row: one pixel's channels, or (im2col) a whole window.
+    tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : channels_;
+    steps_ = (tap_bytes_ + 3) / 4;
+    taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
+    pack(problem, weights);
+    plan_patterns(problem);
+    epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
+  }
+
+  std::vector<std::byte> packed() const override { return weights_.bytes(); }
+  CanonicalWeights canonical_weights() const override { return weights_; }
+
+  std::string describe() const override {
+    const auto& d = problem_.desc();
+    std::ostringstream out;
+    out << "avx512_vnni ";
+    switch (path_) {
+      case Path::flat: out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1"; break;
+      case Path::rows:
+        out << "igemm " << kMaxRows << "x" << kPanelWidth << " k" << d.kernel_h << "x" << d.kernel_w
+            << " s" << d.stride_h;
+        if (d.stride_w != d.stride_h) out << "x" << d.stride_w;
+        break;
+      case Path::im2col:
+        out << "im2col+gemm " << kMaxRows << "x" << kPanelWidth << " K=" << tap_bytes_ << " k"
+            << d.kernel_h << "x" << d.kernel_w;
+        break;
+    }
+    if (path_ == Path::rows && patterns_ > 1) out << " (padded taps skipped)";
+    if (needs_window_sums_) out << " (weight zero point: window sums)";
+    if (epilogue_ == nullptr) out << " (scalar output stage)";
+    return out.str();
+  }
+
+  void run(const RunContext& ctx) const override {
+    const avx512_vnni::StageView stage = stage_view(ctx.stage.vectors());
+    const std::int64_t rows = row_count(ctx.batch);
+    parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t task = begin; task < end; ++task) {
+        run_row(ctx, stage, task / rows, task % rows);
+      }
+    });
+  }
+
+ private:
+  static avx512_vnni::StageView stage_view(const VectorConstants& v) {
+    return {v.bias_s32.data(),
+            v.bias_f32.data(),
+            v.scale_f32.data(),
+            v.q31.data(),
+            v.shift_left.data(),
+            v.shift_right.data(),
+            v.round_down.data(),
+            v.channel_step,
+            v.zero_point,
+            v.lo,
+            v.hi,
+            true};
+  }
+
+  // Weights into panels of 64 output channels: [panel][tap][step][panel width][4].
+  void pack(const Problem& problem, const CanonicalWeights& weights) {
+    const auto& d = problem.desc();
+    const bool u8_weights = d.weight_dtype == DType::u8;
+    // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
+    const std::int32_t shift = signed_input_ ? (u8_weights ? 0 : -128) : (u8_weights ? 128 : 0);
+    panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
+    padded_channels_ = panels_ * kPanelWidth;
+    zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int32_t zw = problem.weight_zero_point(o) - shift;
+      zero_points_[static_cast<std::size_t>(o)] = zw;
+      needs_window_sums_ = needs_window_sums_ || zw != 0;
+    }
+    // Σ(w' − zw') per tap and channel, for the padding patterns.
+    tap_sums_.assign(static_cast<std::size_t>(taps_ * padded_channels_), 0);
+    std::int64_t total = 0;
+    for (std::int64_t p = 0; p < panels_; ++p) {
+      const std::int64_t width =
+          std::min<std::int64_t>(kPanelWidth, out_channels_ - p * kPanelWidth);
+      const std::int64_t vectors = (width + 15) / 16;
+      panel_offsets_.push_back(total);
+      panel_vectors_.push_back(static_cast<int>(vectors));
+      total += taps_ * steps_ * vectors * 64;
+    }
+    packed_.assign(static_cast<std::size_t>(total), 0);
+    for (std::int64_t p = 0; p < panels_; ++p) {
+      const std::int64_t vectors = panel_vectors_[static_cast<std::size_t>(p)];
+      const std::int64_t lanes = vectors * 16;
+      for (std::int64_t t = 0; t < taps_; ++t) {
+        for (std::int64_t k = 0; k < tap_bytes_; ++k) {
+          // (r, s, c) of byte k of tap t.
+          std::int64_t r = t / d.kernel_w, s = t % d.kernel_w, c = k;
+          if (path_ == Path::im2col) {
+            r = k / (d.kernel_w * channels_);
+            s = (k / channels_) % d.kernel_w;
+            c = k % channels_;
+          }
+          std::int8_t* block = packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] +
+                               (t * steps_ + k / 4) * lanes * 4 + k % 4;
+          for (std::int64_t l = 0; l < lanes; ++l) {
+            const std::int64_t o = p * kPanelWidth + l;
+            if (o >= out_channels_) break;
+            const std::int32_t w = weights.value(o, c, r, s) - shift;
+            block[l * 4] = static_cast<std::int8_t>(static_cast<std::uint8_t>(w));
+            tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] +=
+                w - zero_points_[static_cast<std::size_t>(o)];
+          }
+        }
+      }
+    }
+  }
+
+  // Which taps each output row and column keeps, as patterns; the tap list and Σ(w' − zw') of each.
+  void plan_patterns(const Problem& problem) {
+    const auto& d = problem.desc();
+    if (path_ != Path::rows) {
+      patterns_ = 1;
+      tap_offsets_ = {0};
+      tap_weights_ = {0};
+      pattern_taps_ = {{0, 1}};
+      pattern_sums_.assign(tap_sums_.begin(), tap_sums_.end());
+      if (path_ == Path::flat) return;
+      // im2col: one row per output pixel, every tap present (padding holds zx).
+      column_tiles_.clear();
+      split_tiles(0, out_w_, column_tiles_);
+      return;
+    }
+    std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> row_kinds, column_kinds;
+    std::vector<std::pair<std::int64_t, std::int64_t>> row_ranges, column_ranges;
+    for (std::int64_t y = 0; y < out_h_; ++y) {
+      const auto range =
+          valid_taps(y, d.stride_h, d.dilation_h, d.pad_top, d.kernel_h, d.in_height);
+      const auto [it, added] =
+          row_kinds.emplace(range, static_cast<std::int32_t>(row_ranges.size()));
+      if (added) row_ranges.push_back(range);
+      row_pattern_.push_back(it->second);
+    }
+    // Columns: runs of output positions with the same valid taps, each cut into tiles.
+    std::int64_t run_begin = 0;
+    std::pair<std::int64_t, std::int64_t> run_range{};
+    for (std::int64_t x = 0; x <= out_w_; ++x) {
+      const auto range =
+          x < out_w_ ? valid_taps(x, d.stride_w, d.dilation_w, d.pad_left, d.kernel_w, d.in_width)
+                     : std::pair<std::int64_t, std::int64_t>{-1, -1};
+      if (x > 0 && range != run_range) {
+        const auto [it, added] =
+            column_kinds.emplace(run_range, static_cast<std::int32_t>(column_ranges.size()));
+        if (added) column_ranges.push_back(run_range);
+        split_tiles(run_begin, x, column_tiles_);
+        column_pattern_.resize(column_tiles_.size(), it->second);
+        run_begin = x;
+      }
+      run_range = range;
+    }
+    column_kinds_ = static_cast<std::int64_t>(column_ranges.size());
+    patterns_ = static_cast<std::int64_t>(row_ranges.size()) * column_kinds_;
+    pattern_sums_.assign(static_cast<std::size_t>(patterns_ * padded_channels_), 0);
+    for (std::size_t a = 0; a < row_ranges.size(); ++a) {
+      for (std::size_t b = 0; b < column_ranges.size(); ++b) {
+        const auto first = static_cast<std::int32_t>(tap_offsets_.size());
+        std::int32_t* sums = pattern_sums_.data() + (static_cast<std::int64_t>(a) * column_kinds_ +
+                                                     static_cast<std::int64_t>(b)) *
+                                                        padded_channels_;
+        for (std::int64_t r = row_ranges[a].first; r < row_ranges[a].second; ++r) {
+          for (std::int64_t s = column_ranges[b].first; s < column_ranges[b].second; ++s) {
+            const std::int64_t t = r * d.kernel_w + s;
+            tap_offsets_.push_back((r * d.dilation_h * d.in_width + s * d.dilation_w) * channels_);
+            tap_weights_.push_back(t * steps_);  // times the panel's step bytes at run time
+            for (std::int64_t o = 0; o < padded_channels_; ++o) {
+              sums[o] += tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)];
+            }
+          }
+        }
+        pattern_taps_.emplace_back(first, static_cast<std::int32_t>(tap_offsets_.size()) - first);
+      }
+    }
+  }
+
+ public:
+  // The number of padding patterns times the channels: what plan_patterns() would store.
+  static std::int64_t pattern_entries(const Problem& problem) {
+    const auto& d = problem.desc();
+    const auto distinct = [](std::int64_t out, std::int64_t stride, std::int64_t dilation,
+                             std::int64_t pad, std::int64_t kernel, std::int64_t extent) {
+      std::vector<std::pair<std::int64_t, std::int64_t>> seen;
+      for (std::int64_t i = 0; i < out; ++i) {
+        const auto r = valid_taps(i, stride, dilation, pad, kernel, extent);
+        if (std::find(seen.begin(), seen.end(), r) == seen.end()) seen.push_back(r);
+        if (seen.size() > 4096) break;
+      }
+      return static_cast<std::int64_t>(seen.size());
+    };
+    const std::int64_t rows = distinct(problem.out_height(), d.stride_h, d.dilation_h, d.pad_top,
+                                       d.kernel_h, d.in_height);
+    const std::int64_t columns =
+        distinct(problem.out_width(), d.stride_w, d.dilation_w, d.pad_left, d.kernel_w, d.in_width);
+    return rows * columns * round_up(d.out_channels, kPanelWidth);
+  }
+
+ private:
+  std::int64_t row_count(std::int64_t batch) const {
+    if (path_ == Path::flat) return (batch * out_h_ * out_w_ + kFlatChunk - 1) / kFlatChunk;
+    return batch * out_h_;
+  }
+
+  // Everything of one panel that a tile needs, fixed for a run.
+  struct PanelRun {
+    const RunContext& ctx;
+    const avx512_vnni::StageView& stage;
+    std::int64_t panel;
+    int vectors;
+    std::int32_t channels;  // valid output channels in the panel
+  };
+
+  void run_row(const RunContext& ctx, const avx512_vnni::StageView& stage, std::int64_t panel,
+               std::int64_t row) const {
+    const auto p = static_cast<std::size_t>(panel);
+    const PanelRun pr{ctx, stage, panel, panel_vectors_[p],
+                      static_cast<std::int32_t>(std::min<std::int64_t>(
+                          kPanelWidth, out_channels_ - panel * kPanelWidth))};
+    if (path_ == Path::flat) {
+      const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
+      const std::int64_t begin = row * kFlatChunk;
+      const std::int64_t end = std::min(pixels, begin + kFlatChunk);
+      for (std::int64_t at = begin; at < end; at += kMaxRows) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
+        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_, 0,
+                 rows, at);
+      }
+      return;
+    }
+    const std::int64_t n = row / out_h_;
+    const std::int64_t y = row % out_h_;
+    const auto& d = problem_.desc();
+    const std::int64_t first_pixel = (n * out_h_ + y) * out_w_;
+    if (path_ == Path::im2col) {
+      for (const auto& [x, rows] : column_tiles_) {
+        alignas(64) std::uint8_t gathered[kMaxRows * kMaxIm2colBytes];
+        gather(ctx, n, y, x, rows, gathered);
+        run_tile(pr, gathered, 0, im2col_stride(), 0, rows, first_pixel + x);
+      }
+      return;
+    }
+    const std::int64_t origin_row = (n * d.in_height + y * d.stride_h - d.pad_top) * d.in_width;
+    for (std::size_t t = 0; t < column_tiles_.size(); ++t) {
+      const auto [x, rows] = column_tiles_[t];
+      const std::int64_t pattern =
+          row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
+      const std::int64_t origin = (origin_row + x * d.stride_w - d.pad_left) * channels_;
+      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, d.stride_w * channels_,
+               pattern, rows, first_pixel + x);
+    }
+  }
+
+  static constexpr std::int64_t kMaxIm2colBytes = 1024;
+  std::int64_t im2col_stride() const { return round_up(tap_bytes_, 4); }
+
+ public:
+  static bool im2col_fits(std::int64_t bytes) { return round_up(bytes, 4) <= kMaxIm2colBytes; }
+
+ private:
+  // Output pixels (n, y, x .. x + rows) as rows of [kh][kw][C] bytes, the padding holding zx.
+  void gather(const RunContext& ctx, std::int64_t n, std::int64_t y, std::int64_t x, int rows,
+              std::uint8_t* out) const {
+    const auto& d = problem_.desc();
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
+    const std::int64_t stride = im2col_stride();
+    for (int i = 0; i < rows; ++i) {
+      std::uint8_t* row = out + i * stride;
+      std::memset(row + tap_bytes_, 0, static_cast<std::size_t>(stride - tap_bytes_));
+      for (std::int64_t r = 0; r < d.kernel_h; ++r) {
+        const std::int64_t h = y * d.stride_h + r * d.dilation_h - d.pad_top;
+        std::uint8_t* dst = row + r * d.kernel_w * channels_;
+        if (h < 0 || h >= d.in_height) {
+          std::memset(dst, zx, static_cast<std::size_t>(d.kernel_w * channels_));
+          continue;
+        }
+        for (std::int64_t s = 0; s < d.kernel_w; ++s) {
+          const std::int64_t w = (x + i) * d.stride_w + s * d.dilation_w - d.pad_left;
+          if (w < 0 || w >= d.in_width) {
+            std::memset(dst + s * channels_, zx, static_cast<std::size_t>(channels_));
+          } else {
+            std::memcpy(dst + s * channels_,
+                        in + ((n * d.in_height + h) * d.in_width + w) * channels_,
+                        static_cast<std::size_t>(channels_));
+          }
+        }
+      }
+    }
+  }
+
+  void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
+                std::int64_t row_stride, std::int64_t pattern, int rows,
+                std::int64_t first_pixel) const {
+    alignas(64) std::int32_t acc[kMaxRows * kPanelWidth];
+    std::int32_t window_sums[kMaxRows];
+    const auto p = static_cast<std::size_t>(pr.panel);
+    const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
+    std::int64_t tap_weights[kMaxTapsOnStack];
+    const std::int64_t step_bytes = std::int64_t{pr.vectors} * 64;
+    for (std::int32_t t = 0; t < taps; ++t) {
+      tap_weights[t] = tap_weights_[static_cast<std::size_t>(first_tap + t)] * step_bytes;
+    }
+    const avx512_vnni::GemmTile tile{input,
+                                     origin,
+                                     row_stride,
+                                     tap_offsets_.data() + first_tap,
+                                     tap_weights,
+                                     taps,
+                                     static_cast<std::int32_t>(steps_),
+                                     static_cast<std::int32_t>(tap_bytes_),
+                                     pr.vectors,
+                                     packed_.data() + panel_offsets_[p],
+                                     acc,
+                                     needs_window_sums_ ? window_sums : nullptr};
+    avx512_vnni::gemm_tile_kernel(rows, pr.vectors, signed_input_)(tile);
+
+    const RunContext& ctx = pr.ctx;
+    const std::int64_t channel = pr.panel * kPanelWidth;
+    const std::size_t element = element_size(problem_.desc().output_dtype);
+    const avx512_vnni::TileOutput out{
+        acc,
+        rows,
+        pr.channels,
+        channel,
+        needs_window_sums_ ? window_sums : nullptr,
+        zero_points_.data() + channel,
+        ctx.input_zero_point != 0 ? pattern_sums_.data() + pattern * padded_channels_ + channel
+                                  : nullptr,
+        ctx.input_zero_point,
+        static_cast<std::byte*>(ctx.output) +
+            static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
+        out_channels_};
+    if (out.window_sums != nullptr || out.zero_point_sums != nullptr)
+      avx512_vnni::correct_tile(out);
+    if (epilogue_ != nullptr) {
+      epilogue_(out, pr.stage);
+      return;
+    }
+    // No vector form for this (scheme, dtype): the scalar output stage, element by element.
+    auto* o = static_cast<std::int32_t*>(out.output);
+    for (int i = 0; i < rows; ++i) {
+      for (std::int32_t c = 0; c < pr.channels; ++c) {
+        o[i * out_channels_ + c] = ctx.stage.apply(acc[i * kPanelWidth + c], channel + c);
+      }
+    }
+  }
+
+ public:
+  static constexpr std::int32_t kMaxTapsOnStack = 1024;
+
+ private:
+  CanonicalWeights weights_;
+  Problem problem_;
+  Path path_ = Path::rows;
+  bool signed_input_ = false;
+  bool needs_window_sums_ = false;
+  std::int64_t channels_ = 0, out_channels_ = 0, out_h_ = 0, out_w_ = 0;
+  std::int64_t tap_bytes_ = 0, steps_ = 0, taps_ = 0;
+  std::int64_t panels_ = 0, padded_channels_ = 0;
+  AlignedVector<std::int8_t> packed_;
+  std::vector<std::int64_t> panel_offsets_;
+  std::vector<int> panel_vectors_;
+  AlignedVector<std::int32_t> zero_points_;  // zw' per channel
+  std::vector<std::int32_t> tap_sums_;       // Σ_c (w' − zw') per tap and channel
+  // Padding patterns: (row kind, column kind) → taps and Σ(w' − zw') over them.
+  std::int64_t patterns_ = 0, column_kinds_ = 1;
+  std::vector<std::int32_t> row_pattern_;                            // per output row
+  std::vector<std::pair<std::int64_t, int>> column_tiles_;           // (first x, pixels)
+  std::vector<std::int32_t> column_pattern_;                         // per column tile
+  std::vector<std::pair<std::int32_t, std::int32_t>> pattern_taps_;  // (first, count)
+  std::vector<std::int64_t> tap_offsets_, tap_weights_;
+  AlignedVector<std::int32_t> pattern_sums_;
+  avx512_vnni::EpilogueKernel epilogue_ = nullptr;
+};
+
+class Avx512VnniEngine final : public Engine {
+ public:
+  std::string_view name() const override { return "avx512_vnni"; }
+
+  std::string unsupported_reason(const Problem& problem) const override {
+    const CpuFeatures missing = kRequired & ~host_cpu_features();
+    if (missing != 0) return "this CPU lacks " + to_string_features(missing);
+    const auto& d = problem.desc();
+    if (problem.transposed()) return "transposed convolution is not on this engine yet";
+    if (d.groups != 1) return "grouped and depthwise convolution are not on this engine yet";
+    if (d.input_layout != Layout::NHWC || d.output_layout != Layout::NHWC) {
+      return "NCHW activations are not on this engine yet (NHWC only)";
+    }
+    if (static_cast<int>(d.scheme.kind) > static_cast<int>(SchemeKind::tflite_single)) {
+      return "scheme " + std::string(to_string(d.scheme.kind)) + " has no vector form yet";
+    }
+    if (d.kernel_h * d.kernel_w > Avx512VnniKernel::kMaxTapsOnStack) {
+      return "more than " + std::to_string(Avx512VnniKernel::kMaxTapsOnStack) + " kernel taps";
+    }
+    if (d.in_channels < kIm2colBelowChannels && d.kernel_h * d.kernel_w > 1 &&
+        !Avx512VnniKernel::im2col_fits(d.in_channels * d.kernel_h * d.kernel_w)) {
+      return "a window of C_in*kh*kw over 1024 bytes with fewer than 8 input channels";
+    }
+    if (Avx512VnniKernel::pattern_entries(problem) > kMaxPatternEntries) {
+      return "too many distinct padding patterns";
+    }
+    return {};
+  }
+
+  std::unique_ptr<PreparedKernel> prepare(const Problem& problem,
+                                          const CanonicalWeights& weights) const override {
+    return std::make_unique<Avx512VnniKernel>(problem, weights);
+  }
+  std::unique_ptr<PreparedKernel> unpack(const Problem& problem,
+                                         std::span<const std::byte> packed) const override {
+    // The file holds the canonical weights: packing is deterministic and fast, so a loaded plan
+    // packs again and never trusts a layout from a file.
+    return std::make_unique<Avx512VnniKernel>(
+        problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"));
+  }
+  CpuFeatures required_cpu_features() const override { return kRequired; }
+};
+
+}  // namespace
+
+const Engine& avx512_vnni_engine() {
+  static const Avx512VnniEngine engine;
+  return engine;
+}
+
+}  // namespace qconv::detail

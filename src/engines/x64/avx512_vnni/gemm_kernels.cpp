@@ -1,0 +1,144 @@
+// The GEMM register tiles: up to 6 output pixels x 64 output channels, all taps and input channels
+// summed in registers with vpdpbusd, one broadcast of 4 input bytes per row and K step reused
+// across the 4 weight vectors (a register broadcast beats the embedded {1to16} form: one load per
+// row instead of one per vpdpbusd). Built with AVX-512 flags: see kernels.hpp.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "engines/x64/avx512_vnni/kernels.hpp"
+
+namespace qconv::detail::avx512_vnni {
+namespace {
+
+inline std::uint32_t load_u32(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// acc += Σ over 4 bytes of (input · weight): vpdpbusd takes its first source as u8 and its second
+// as s8, so a signed input goes second and its weights (packed as u8) first.
+template <bool kSignedInput>
+inline __m512i dot4(__m512i acc, __m512i input, __m512i weights) {
+  if constexpr (kSignedInput) {
+    return _mm512_dpbusd_epi32(acc, weights, input);
+  } else {
+    return _mm512_dpbusd_epi32(acc, input, weights);
+  }
+}
+
+// Σ of `count` input bytes at p (u8, or s8 when kSignedInput), 64 at a time.
+template <bool kSignedInput>
+inline __m512i add_bytes(__m512i sums, const std::uint8_t* p, std::int32_t count) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i zero = _mm512_setzero_si512();
+  std::int32_t c = 0;
+  for (; c + 64 <= count; c += 64) {
+    __m512i v = _mm512_loadu_si512(p + c);
+    if constexpr (kSignedInput) v = _mm512_xor_si512(v, flip);  // x + 128, summed as u8
+    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(v, zero));
+  }
+  if (c < count) {
+    const __mmask64 tail = (~std::uint64_t{0}) >> (64 - (count - c));
+    __m512i v = _mm512_maskz_loadu_epi8(tail, p + c);  // masked: never reads past the tensor
+    if constexpr (kSignedInput) v = _mm512_maskz_mov_epi8(tail, _mm512_xor_si512(v, flip));
+    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(v, zero));
+  }
+  return sums;
+}
+
+template <int kRows, int kVectors, bool kSignedInput>
+void gemm_tile(const GemmTile& t) {
+  __m512i acc[kRows][kVectors];
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) acc[i][j] = _mm512_setzero_si512();
+  }
+  const std::int64_t step_bytes = std::int64_t{kVectors} * 64;
+  const bool ragged = (t.channels & 3) != 0;
+  const std::int32_t full_steps = ragged ? t.steps - 1 : t.steps;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (t.channels & 3)) - 1);
+
+  for (std::int32_t tap = 0; tap < t.taps; ++tap) {
+    const std::uint8_t* row[kRows];
+    const std::int64_t origin = t.first_row + t.tap_offsets[tap];
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + i * t.row_stride);
+    const std::int8_t* w = t.weights + t.tap_weights[tap];
+    for (std::int32_t k = 0; k < full_steps; ++k) {
+      __m512i wv[kVectors];
+#pragma GCC unroll 4
+      for (int j = 0; j < kVectors; ++j) wv[j] = _mm512_load_si512(w + j * 64);
+#pragma GCC unroll 8
+      for (int i = 0; i < kRows; ++i) {
+        const __m512i b = _mm512_set1_epi32(static_cast<int>(load_u32(row[i] + 4 * k)));
+#pragma GCC unroll 4
+        for (int j = 0; j < kVectors; ++j) acc[i][j] = dot4<kSignedInput>(acc[i][j], b, wv[j]);
+      }
+      w += step_bytes;
+    }
+    if (ragged) {  // the last 1 to 3 channels: a masked load, so nothing past the tensor is read
+      __m512i wv[kVectors];
+#pragma GCC unroll 4
+      for (int j = 0; j < kVectors; ++j) wv[j] = _mm512_load_si512(w + j * 64);
+#pragma GCC unroll 8
+      for (int i = 0; i < kRows; ++i) {
+        const __m128i bytes = _mm_maskz_loadu_epi8(tail, row[i] + 4 * full_steps);
+        const __m512i b = _mm512_broadcastd_epi32(bytes);
+#pragma GCC unroll 4
+        for (int j = 0; j < kVectors; ++j) acc[i][j] = dot4<kSignedInput>(acc[i][j], b, wv[j]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) _mm512_store_si512(t.acc + i * 64 + j * 16, acc[i][j]);
+  }
+
+  if (t.window_sums == nullptr) return;
+  // Σx of each row's window, for the weight zero point's correction: the bytes were just read, so
+  // they are in L1; one vpsadbw per 64 of them.
+  for (int i = 0; i < kRows; ++i) {
+    __m512i sums = _mm512_setzero_si512();
+    for (std::int32_t tap = 0; tap < t.taps; ++tap) {
+      const std::uint8_t* p = t.input + (t.first_row + t.tap_offsets[tap] + i * t.row_stride);
+      sums = add_bytes<kSignedInput>(sums, p, t.channels);
+    }
+    std::int64_t total = _mm512_reduce_add_epi64(sums);
+    if constexpr (kSignedInput) total -= std::int64_t{128} * t.channels * t.taps;
+    t.window_sums[i] = static_cast<std::int32_t>(total);
+  }
+}
+
+template <int kRows, bool kSignedInput>
+GemmTileKernel by_vectors(int vectors) {
+  switch (vectors) {
+    case 1: return &gemm_tile<kRows, 1, kSignedInput>;
+    case 2: return &gemm_tile<kRows, 2, kSignedInput>;
+    case 3: return &gemm_tile<kRows, 3, kSignedInput>;
+    default: return &gemm_tile<kRows, 4, kSignedInput>;
+  }
+}
+
+template <bool kSignedInput>
+GemmTileKernel by_rows(int rows, int vectors) {
+  switch (rows) {
+    case 1: return by_vectors<1, kSignedInput>(vectors);
+    case 2: return by_vectors<2, kSignedInput>(vectors);
+    case 3: return by_vectors<3, kSignedInput>(vectors);
+    case 4: return by_vectors<4, kSignedInput>(vectors);
+    case 5: return by_vectors<5, kSignedInput>(vectors);
+    default: return by_vectors<6, kSignedInput>(vectors);
+  }
+}
+
+}  // namespace
+
+GemmTileKernel gemm_tile_kernel(int rows, int vectors, bool signed_input) {
+  return signed_input ? by_rows<true>(rows, vectors) : by_rows<false>(rows, vectors);
+}
+
+}  // namespace qconv::detail::avx512_vnni
