@@ -48,7 +48,8 @@ ComputeConfig.__doc__ = """The output scheme and the activations' quantization (
 compute_config), keyword arguments only:
 
 - ``scheme``: ``int32``, ``fbgemm``, ``qnnpack``, ``onednn``, ``onnx``, ``onnxruntime``,
-  ``tvm``, ``tvm_f32``, ``tflite`` or ``tflite_single`` (SPEC §4); ``rounding``: ``UPWARD`` or ``TONEAREST`` (tvm);
+  ``tvm``, ``tvm_f32``, ``tflite`` or ``tflite_single`` (SPEC §4); ``rounding``: ``UPWARD`` or
+  ``TONEAREST`` (tvm);
 - ``input_scale``, ``input_zero_point``, ``output_scale``, ``output_zero_point``;
 - ``multiplier_q31``, ``shift``: the tflite schemes' fixed-point multipliers, when given
   directly (one, or one per output channel).

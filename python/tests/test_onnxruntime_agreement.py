@@ -51,7 +51,8 @@ def _missing():
     try:
         import onnx  # noqa: F401
     except ImportError:
-        return "python3-onnx is not installed (it builds the ONNX models): apt-get install python3-onnx"
+        return ("python3-onnx is not installed (it builds the ONNX models): "
+                "apt-get install python3-onnx")
     return None
 
 
