@@ -50,7 +50,9 @@ class BiasView {
 };
 
 struct PrepareOptions {
-  // "auto" picks the fastest engine that can run the problem; "reference" forces the oracle.
+  // "auto" picks the fastest engine that can run the problem on this CPU (or the one named by the
+  // environment variable QCONV_ENGINE, when set); "reference" forces the oracle; an engine's name
+  // ("avx512_vnni") forces it, and a CPU that lacks its features gets an error naming them.
   std::string engine = "auto";
 };
 

@@ -33,7 +33,8 @@ std::string channel_field(std::string_view what, std::int64_t o) {
 
 // Every derived multiplier must be a positive finite number, or the formula has no meaning.
 void require_multiplier(double v, std::string_view what, std::int64_t o) {
-  require(std::isfinite(v) && v > 0.0, channel_field(what, o), v,
+  if (std::isfinite(v) && v > 0.0) return;  // the message is built only for a failure
+  require(false, channel_field(what, o), v,
           "the scales give a multiplier that is zero or not finite in the scheme's precision; "
           "check input_scale, weight_scale and output_scale");
 }
@@ -42,7 +43,8 @@ void require_multiplier(double v, std::string_view what, std::int64_t o) {
 // scaled value overflows binary32 is not refused: the formula then gives ±infinity, which the
 // output clamp turns into the low or high bound (qnnpack: clamp_s32), as SPEC §4 writes it.
 void require_finite_bias(double b, std::int64_t o) {
-  require(std::isfinite(b), channel_field("bias", o), b, "a float bias must be finite");
+  if (std::isfinite(b)) return;
+  require(false, channel_field("bias", o), b, "a float bias must be finite");
 }
 
 // Rounds a real clamp bound the way the scheme rounds its outputs.

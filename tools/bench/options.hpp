@@ -30,6 +30,11 @@ struct Options {
   // Layers above this many MACs are verified on a smaller input height and width.
   std::int64_t verify_max_macs = 20'000'000;
   std::string engine = "auto";
+  std::string peer = "onednn";           // "onednn" or "none"
+  std::string peer_isa;                  // oneDNN's ISA limit (empty: none)
+  std::optional<int> weight_zero_point;  // the variants oneDNN cannot run
+  std::string weight_dtype = "s8";
+  std::string input_dtype = "u8";
   std::optional<double> clock_ghz;  // overrides the measured clock
   bool list = false;
   bool help = false;

@@ -78,8 +78,8 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
-    if (one_by_one && d.stride_h == 1 && d.stride_w == 1 && d.pad_top == 0 && d.pad_bottom == 0 &&
-        d.pad_left == 0 && d.pad_right == 0) {
+    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
+        d.pad_right == 0) {
       path_ = Path::flat;
     } else if (channels_ < kIm2colBelowChannels && !one_by_one) {
       path_ = Path::im2col;
@@ -103,7 +103,10 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::ostringstream out;
     out << "avx512_vnni ";
     switch (path_) {
-      case Path::flat: out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1"; break;
+      case Path::flat:
+        out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1";
+        if (d.stride_h != 1 || d.stride_w != 1) out << " s" << d.stride_h << " (row offsets)";
+        break;
       case Path::rows:
         out << "igemm " << kMaxRows << "x" << kPanelWidth << " k" << d.kernel_h << "x" << d.kernel_w
             << " s" << d.stride_h;
@@ -172,29 +175,45 @@ class Avx512VnniKernel final : public PreparedKernel {
       total += taps_ * steps_ * vectors * 64;
     }
     packed_.assign(static_cast<std::size_t>(total), 0);
-    for (std::int64_t p = 0; p < panels_; ++p) {
-      const std::int64_t vectors = panel_vectors_[static_cast<std::size_t>(p)];
-      const std::int64_t lanes = vectors * 16;
-      for (std::int64_t t = 0; t < taps_; ++t) {
-        for (std::int64_t k = 0; k < tap_bytes_; ++k) {
-          // (r, s, c) of byte k of tap t.
-          std::int64_t r = t / d.kernel_w, s = t % d.kernel_w, c = k;
-          if (path_ == Path::im2col) {
-            r = k / (d.kernel_w * channels_);
-            s = (k / channels_) % d.kernel_w;
-            c = k % channels_;
+    // Reads each channel's canonical (c, r, s) values in order; writes each to its panel lane.
+    std::vector<std::int32_t> sums(static_cast<std::size_t>(taps_));
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int64_t p = o / kPanelWidth, lane = o % kPanelWidth;
+      const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
+      std::int8_t* panel = packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane * 4;
+      const std::int32_t zw = zero_points_[static_cast<std::size_t>(o)];
+      std::fill(sums.begin(), sums.end(), 0);
+      const std::int16_t* values = weights.channel(o).data();
+      const std::int64_t kernel_taps = d.kernel_h * d.kernel_w;
+      // Canonical order is (c, r, s): value (c, tap) sits at c * kernel_taps + tap. Four
+      // consecutive bytes of a step go out as one 32-bit store.
+      std::int32_t sum = 0;  // Σ(w' − zw') of the tap being packed
+      const auto at = [&](std::int64_t c, std::int64_t tap) -> std::uint32_t {
+        if (c >= channels_) return 0;
+        const std::int32_t w = values[c * kernel_taps + tap] - shift;
+        sum += w - zw;
+        return static_cast<std::uint8_t>(w);
+      };
+      for (std::int64_t tap = 0; tap < kernel_taps; ++tap) {
+        sum = 0;
+        if (path_ == Path::im2col) {  // one tap of (r, s, c) bytes: byte k = tap * C + c
+          for (std::int64_t c = 0; c < channels_; ++c) {
+            const std::int64_t k = tap * channels_ + c;
+            panel[(k / 4) * lanes * 4 + k % 4] = static_cast<std::int8_t>(at(c, tap));
           }
-          std::int8_t* block = packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] +
-                               (t * steps_ + k / 4) * lanes * 4 + k % 4;
-          for (std::int64_t l = 0; l < lanes; ++l) {
-            const std::int64_t o = p * kPanelWidth + l;
-            if (o >= out_channels_) break;
-            const std::int32_t w = weights.value(o, c, r, s) - shift;
-            block[l * 4] = static_cast<std::int8_t>(static_cast<std::uint8_t>(w));
-            tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] +=
-                w - zero_points_[static_cast<std::size_t>(o)];
-          }
+          sums[0] += sum;
+          continue;
         }
+        std::int8_t* block = panel + tap * steps_ * lanes * 4;
+        for (std::int64_t c = 0; c < channels_; c += 4) {
+          const std::uint32_t word =
+              at(c, tap) | at(c + 1, tap) << 8 | at(c + 2, tap) << 16 | at(c + 3, tap) << 24;
+          std::memcpy(block + (c / 4) * lanes * 4, &word, 4);
+        }
+        sums[static_cast<std::size_t>(tap)] = sum;
+      }
+      for (std::int64_t t = 0; t < taps_; ++t) {
+        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] = sums[static_cast<std::size_t>(t)];
       }
     }
   }
@@ -311,10 +330,26 @@ class Avx512VnniKernel final : public PreparedKernel {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * kFlatChunk;
       const std::int64_t end = std::min(pixels, begin + kFlatChunk);
+      const auto& d = problem_.desc();
+      const bool strided = d.stride_h != 1 || d.stride_w != 1;
       for (std::int64_t at = begin; at < end; at += kMaxRows) {
         const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
-        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_, 0,
-                 rows, at);
+        if (!strided) {  // pixels are consecutive in the input too
+          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
+                   nullptr, 0, rows, at);
+          continue;
+        }
+        // A strided 1x1 layer as one GEMM too: each row's input pixel from its own offset, so
+        // tiles run across output rows (7x7 outputs make 6-pixel tiles, not 4 + 3).
+        std::int64_t offsets[kMaxRows];
+        for (int i = 0; i < rows; ++i) {
+          const std::int64_t pixel = at + i;
+          const std::int64_t x = pixel % out_w_, y = (pixel / out_w_) % out_h_,
+                             n = pixel / (out_w_ * out_h_);
+          offsets[i] =
+              ((n * d.in_height + y * d.stride_h) * d.in_width + x * d.stride_w) * channels_;
+        }
+        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), 0, 0, offsets, 0, rows, at);
       }
       return;
     }
@@ -323,10 +358,26 @@ class Avx512VnniKernel final : public PreparedKernel {
     const auto& d = problem_.desc();
     const std::int64_t first_pixel = (n * out_h_ + y) * out_w_;
     if (path_ == Path::im2col) {
-      for (const auto& [x, rows] : column_tiles_) {
-        alignas(64) std::uint8_t gathered[kMaxRows * kMaxIm2colBytes];
-        gather(ctx, n, y, x, rows, gathered);
-        run_tile(pr, gathered, 0, im2col_stride(), 0, rows, first_pixel + x);
+      // Windows of a run of tiles gathered at once, so that the stores have left before the tiles
+      // read them back.
+      alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
+      const std::int64_t per_gather = std::max<std::int64_t>(
+          1, kIm2colBufferBytes / im2col_stride() / kMaxRows) * kMaxRows;
+      for (std::size_t first = 0; first < column_tiles_.size();) {
+        const std::int64_t x0 = column_tiles_[first].first;
+        std::size_t last = first;
+        while (last < column_tiles_.size() &&
+               column_tiles_[last].first + column_tiles_[last].second - x0 <= per_gather) {
+          ++last;
+        }
+        const std::int64_t pixels = column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
+        gather(ctx, n, y, x0, static_cast<int>(pixels), gathered);
+        for (std::size_t t = first; t < last; ++t) {
+          const auto [x, rows] = column_tiles_[t];
+          run_tile(pr, gathered, (x - x0) * im2col_stride(), im2col_stride(), nullptr, 0, rows,
+                   first_pixel + x);
+        }
+        first = last;
       }
       return;
     }
@@ -337,11 +388,12 @@ class Avx512VnniKernel final : public PreparedKernel {
           row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
       const std::int64_t origin = (origin_row + x * d.stride_w - d.pad_left) * channels_;
       run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, d.stride_w * channels_,
-               pattern, rows, first_pixel + x);
+               nullptr, pattern, rows, first_pixel + x);
     }
   }
 
-  static constexpr std::int64_t kMaxIm2colBytes = 1024;
+  static constexpr std::int64_t kMaxIm2colBytes = 1024;  // one window, C_in * kh * kw
+  static constexpr std::int64_t kIm2colBufferBytes = 12 * 1024;
   std::int64_t im2col_stride() const { return round_up(tap_bytes_, 4); }
 
  public:
@@ -352,36 +404,16 @@ class Avx512VnniKernel final : public PreparedKernel {
   void gather(const RunContext& ctx, std::int64_t n, std::int64_t y, std::int64_t x, int rows,
               std::uint8_t* out) const {
     const auto& d = problem_.desc();
-    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
-    const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
-    const std::int64_t stride = im2col_stride();
-    for (int i = 0; i < rows; ++i) {
-      std::uint8_t* row = out + i * stride;
-      std::memset(row + tap_bytes_, 0, static_cast<std::size_t>(stride - tap_bytes_));
-      for (std::int64_t r = 0; r < d.kernel_h; ++r) {
-        const std::int64_t h = y * d.stride_h + r * d.dilation_h - d.pad_top;
-        std::uint8_t* dst = row + r * d.kernel_w * channels_;
-        if (h < 0 || h >= d.in_height) {
-          std::memset(dst, zx, static_cast<std::size_t>(d.kernel_w * channels_));
-          continue;
-        }
-        for (std::int64_t s = 0; s < d.kernel_w; ++s) {
-          const std::int64_t w = (x + i) * d.stride_w + s * d.dilation_w - d.pad_left;
-          if (w < 0 || w >= d.in_width) {
-            std::memset(dst + s * channels_, zx, static_cast<std::size_t>(channels_));
-          } else {
-            std::memcpy(dst + s * channels_,
-                        in + ((n * d.in_height + h) * d.in_width + w) * channels_,
-                        static_cast<std::size_t>(channels_));
-          }
-        }
-      }
-    }
+    avx512_vnni::gather_windows({static_cast<const std::uint8_t*>(ctx.input), out, im2col_stride(),
+                                 n, y, x, rows, channels_, d.in_height, d.in_width, d.kernel_h,
+                                 d.kernel_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
+                                 d.pad_top, d.pad_left,
+                                 static_cast<std::uint8_t>(ctx.input_zero_point)});
   }
 
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
-                std::int64_t row_stride, std::int64_t pattern, int rows,
-                std::int64_t first_pixel) const {
+                std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
+                int rows, std::int64_t first_pixel) const {
     alignas(64) std::int32_t acc[kMaxRows * kPanelWidth];
     std::int32_t window_sums[kMaxRows];
     const auto p = static_cast<std::size_t>(pr.panel);
@@ -391,9 +423,15 @@ class Avx512VnniKernel final : public PreparedKernel {
     for (std::int32_t t = 0; t < taps; ++t) {
       tap_weights[t] = tap_weights_[static_cast<std::size_t>(first_tap + t)] * step_bytes;
     }
+    // The constant term −zx·Σ(w' − zw') over this pattern's taps starts the sums.
+    const std::int32_t* zero_point_sums =
+        pr.ctx.input_zero_point != 0
+            ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
+            : nullptr;
     const avx512_vnni::GemmTile tile{input,
                                      origin,
                                      row_stride,
+                                     row_offsets,
                                      tap_offsets_.data() + first_tap,
                                      tap_weights,
                                      taps,
@@ -401,6 +439,8 @@ class Avx512VnniKernel final : public PreparedKernel {
                                      static_cast<std::int32_t>(tap_bytes_),
                                      pr.vectors,
                                      packed_.data() + panel_offsets_[p],
+                                     zero_point_sums,
+                                     pr.ctx.input_zero_point,
                                      acc,
                                      needs_window_sums_ ? window_sums : nullptr};
     avx512_vnni::gemm_tile_kernel(rows, pr.vectors, signed_input_)(tile);
@@ -415,18 +455,14 @@ class Avx512VnniKernel final : public PreparedKernel {
         channel,
         needs_window_sums_ ? window_sums : nullptr,
         zero_points_.data() + channel,
-        ctx.input_zero_point != 0 ? pattern_sums_.data() + pattern * padded_channels_ + channel
-                                  : nullptr,
-        ctx.input_zero_point,
         static_cast<std::byte*>(ctx.output) +
             static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
         out_channels_};
-    if (out.window_sums != nullptr || out.zero_point_sums != nullptr)
-      avx512_vnni::correct_tile(out);
     if (epilogue_ != nullptr) {
       epilogue_(out, pr.stage);
       return;
     }
+    avx512_vnni::correct_tile(out);
     // No vector form for this (scheme, dtype): the scalar output stage, element by element.
     auto* o = static_cast<std::int32_t*>(out.output);
     for (int i = 0; i < rows; ++i) {

@@ -9,13 +9,34 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
+// One vector of 16 channels' constants, loaded once per tile column: the output stores are bytes,
+// which may alias anything, so constants read inside the row loop would be read again each row.
 struct Lanes {
-  const StageView& s;
-  std::int64_t channel;
-  __m512i i32(const std::int32_t* base) const {
-    return _mm512_load_si512(base + channel * s.channel_step);
+  __m512i bias_s32, q31, shift_left, shift_right, round_down;
+  __m512 bias_f32, scale_f32;
+
+  template <SchemeKind K>
+  static Lanes load(const StageView& s, std::int64_t channel) {
+    const std::int64_t at = channel * s.channel_step;
+    Lanes l{};
+    const auto i32 = [&](const std::int32_t* base) { return _mm512_load_si512(base + at); };
+    if constexpr (K != SchemeKind::fbgemm && K != SchemeKind::onednn) l.bias_s32 = i32(s.bias_s32);
+    if constexpr (K == SchemeKind::fbgemm || K == SchemeKind::onednn) {
+      l.bias_f32 = _mm512_load_ps(s.bias_f32 + at);
+    }
+    if constexpr (K != SchemeKind::int32 && K != SchemeKind::tvm && K != SchemeKind::tflite &&
+                  K != SchemeKind::tflite_single) {
+      l.scale_f32 = _mm512_load_ps(s.scale_f32 + at);
+    }
+    if constexpr (K == SchemeKind::tvm || K == SchemeKind::tflite ||
+                  K == SchemeKind::tflite_single) {
+      l.q31 = i32(s.q31);
+      l.shift_right = i32(s.shift_right);
+    }
+    if constexpr (K == SchemeKind::tvm || K == SchemeKind::tflite) l.shift_left = i32(s.shift_left);
+    if constexpr (K == SchemeKind::tvm) l.round_down = i32(s.round_down);
+    return l;
   }
-  __m512 f32(const float* base) const { return _mm512_load_ps(base + channel * s.channel_step); }
 };
 
 // clamp(r + zy, lo, hi) for an s32 r, exact for every r: the bounds move to r's side, where they
@@ -50,31 +71,30 @@ inline __m512i round_clamped(__m512 v, float lo, float hi) {
 }
 
 template <SchemeKind K>
-__m512i apply(__m512i acc, const Lanes& at) {
-  const StageView& s = at.s;
+__m512i apply(__m512i acc, const Lanes& at, const StageView& s) {
   const float zy = static_cast<float>(s.zero_point);
   if constexpr (K == SchemeKind::int32) {
-    return finish(_mm512_add_epi32(acc, at.i32(s.bias_s32)), s);
+    return finish(_mm512_add_epi32(acc, at.bias_s32), s);
   } else if constexpr (K == SchemeKind::fbgemm) {
-    const __m512 v = _mm512_add_ps(_mm512_cvtepi32_ps(acc), at.f32(s.bias_f32));
-    const __m512 x = _mm512_mul_ps(v, at.f32(s.scale_f32));
+    const __m512 v = _mm512_add_ps(_mm512_cvtepi32_ps(acc), at.bias_f32);
+    const __m512 x = _mm512_mul_ps(v, at.scale_f32);
     const __m512i r = round_clamped(x, static_cast<float>(s.lo - s.zero_point),
                                     static_cast<float>(s.hi - s.zero_point));
     return _mm512_add_epi32(r, _mm512_set1_epi32(s.zero_point));
   } else if constexpr (K == SchemeKind::qnnpack) {
-    const __m512i with_bias = _mm512_add_epi32(acc, at.i32(s.bias_s32));
-    const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.f32(s.scale_f32));
+    const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
+    const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32);
     // |v| ≥ 2^31 converts to INT32_MIN, exactly as PyTorch's conversion does (SPEC §4 qnnpack).
     return finish(_mm512_cvtps_epi32(v), s);
   } else if constexpr (K == SchemeKind::onednn) {
-    const __m512 v = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), at.f32(s.bias_f32)),
-                                   at.f32(s.scale_f32));
+    const __m512 v = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), at.bias_f32),
+                                   at.scale_f32);
     // ReLU's max(v, 0) is implied: lo ≥ zy then, and v < 0 gives v + zy ≤ zy.
     const __m512 shifted = _mm512_add_ps(v, _mm512_set1_ps(zy));
     return round_clamped(shifted, static_cast<float>(s.lo), static_cast<float>(s.hi));
   } else if constexpr (K == SchemeKind::onnx) {
-    const __m512i with_bias = _mm512_add_epi32(acc, at.i32(s.bias_s32));
-    const __m512 m = at.f32(s.scale_f32);
+    const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
+    const __m512 m = at.scale_f32;
     const __m512d lo = _mm512_set1_pd(s.lo), hi = _mm512_set1_pd(s.hi),
                   z = _mm512_set1_pd(s.zero_point);
     const auto half = [&](__m256i a, __m256 mh) {
@@ -87,9 +107,9 @@ __m512i apply(__m512i acc, const Lanes& at) {
                               _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1)));
     return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
   } else if constexpr (K == SchemeKind::tvm_f32) {
-    const __m512i with_bias = _mm512_add_epi32(acc, at.i32(s.bias_s32));
+    const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
     const __m512 v = _mm512_add_ps(
-        _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.f32(s.scale_f32)), _mm512_set1_ps(zy));
+        _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32), _mm512_set1_ps(zy));
     __m512 r;
     if (s.round_upward) {  // floor(v + 0.5) in binary32
       r = _mm512_roundscale_ps(_mm512_add_ps(v, _mm512_set1_ps(0.5f)),
@@ -104,9 +124,9 @@ __m512i apply(__m512i acc, const Lanes& at) {
     }
     return round_clamped(r, static_cast<float>(s.lo), static_cast<float>(s.hi));
   } else if constexpr (K == SchemeKind::tvm) {
-    const __m512i with_bias = _mm512_add_epi32(acc, at.i32(s.bias_s32));
-    const __m512i q = at.i32(s.q31), left = at.i32(s.shift_left), right = at.i32(s.shift_right);
-    const __m512i down = at.i32(s.round_down);
+    const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
+    const __m512i q = at.q31, left = at.shift_left, right = at.shift_right;
+    const __m512i down = at.round_down;
     const __m512i one = _mm512_set1_epi64(1);
     const auto lane = [&](__m512i a, __m512i qq, __m512i l, __m512i r, __m512i d) {
       const __m512i p = _mm512_mul_epi32(a, qq);  // s64(acc)·q31, exact
@@ -122,9 +142,9 @@ __m512i apply(__m512i acc, const Lanes& at) {
                              odd_lanes(down));
     return join64(even, odd, s);
   } else if constexpr (K == SchemeKind::tflite) {
-    const __m512i with_bias = _mm512_add_epi32(acc, at.i32(s.bias_s32));
-    const __m512i shifted = _mm512_sllv_epi32(with_bias, at.i32(s.shift_left));  // wraps, as s32
-    const __m512i q = at.i32(s.q31);
+    const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
+    const __m512i shifted = _mm512_sllv_epi32(with_bias, at.shift_left);  // wraps, as s32
+    const __m512i q = at.q31;
     // SaturatingRoundingDoublingHighMul (q31 ≥ 0, so never INT32_MIN·INT32_MIN): a nudge of 2^30 or
     // 1 − 2^30 by the product's sign, then a division by 2^31 that truncates toward zero.
     const auto high_half = [](__m512i a, __m512i b) {
@@ -141,7 +161,7 @@ __m512i apply(__m512i acc, const Lanes& at) {
         _mm512_mask_blend_epi32(0xAAAA, high_half(shifted, q),
                                 _mm512_slli_epi64(high_half(odd_lanes(shifted), odd_lanes(q)), 32));
     // RoundingDivideByPOT: half away from zero.
-    const __m512i exponent = at.i32(s.shift_right);
+    const __m512i exponent = at.shift_right;
     const __m512i one = _mm512_set1_epi32(1);
     const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, exponent), one);
     const __m512i remainder = _mm512_and_si512(high, mask);
@@ -152,8 +172,8 @@ __m512i apply(__m512i acc, const Lanes& at) {
     r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(remainder, threshold), r, one);
     return finish(r, s);
   } else if constexpr (K == SchemeKind::tflite_single) {
-    const __m512i with_bias = _mm512_add_epi32(acc, at.i32(s.bias_s32));
-    const __m512i q = at.i32(s.q31), right = at.i32(s.shift_right);
+    const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
+    const __m512i q = at.q31, right = at.shift_right;
     const __m512i one = _mm512_set1_epi64(1);
     const auto lane = [&](__m512i a, __m512i qq, __m512i r) {
       const __m512i p = _mm512_mul_epi32(a, qq);
@@ -171,14 +191,34 @@ inline __mmask16 channel_mask(std::int32_t channels, int vector) {
   return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
 }
 
+// acc − zw'·Σx, the exact sum (engine.cpp; the kernel started it at −zx·Σ(w' − zw')), for row i
+// of vector j.
+struct Corrections {
+  bool window;
+  __m512i weight_zero_points;
+  static Corrections load(const TileOutput& t, int j) {
+    const bool window = t.window_sums != nullptr && t.weight_zero_points != nullptr;
+    return {window, window ? _mm512_loadu_si512(t.weight_zero_points + j * 16)
+                           : _mm512_setzero_si512()};
+  }
+  __m512i apply(__m512i acc, const TileOutput& t, std::int32_t i) const {
+    if (!window) return acc;
+    return _mm512_sub_epi32(
+        acc, _mm512_mullo_epi32(weight_zero_points, _mm512_set1_epi32(t.window_sums[i])));
+  }
+};
+
 template <SchemeKind K, DType D>
-void epilogue(const TileOutput& t, const StageView& s) {
+void epilogue(const TileOutput& t, const StageView& stage) {
+  const StageView s = stage;  // a local copy: the byte stores below may alias the caller's
   const int vectors = (t.channels + 15) / 16;
   for (int j = 0; j < vectors; ++j) {
-    const Lanes at{s, t.channel + 16 * j};
+    const Lanes at = Lanes::load<K>(s, t.channel + 16 * j);
+    const Corrections fix = Corrections::load(t, j);
     const __mmask16 mask = channel_mask(t.channels, j);
     for (std::int32_t i = 0; i < t.rows; ++i) {
-      const __m512i r = apply<K>(_mm512_load_si512(t.acc + i * 64 + j * 16), at);
+      const __m512i acc = fix.apply(_mm512_load_si512(t.acc + i * 64 + j * 16), t, i);
+      const __m512i r = apply<K>(acc, at, s);
       const std::int64_t at_element = i * t.output_row_stride + j * 16;
       if constexpr (D == DType::s32) {
         _mm512_mask_storeu_epi32(static_cast<std::int32_t*>(t.output) + at_element, mask, r);
@@ -202,22 +242,11 @@ EpilogueKernel for_dtype(DType output_dtype) {
 
 void correct_tile(const TileOutput& t) {
   const int vectors = (t.channels + 15) / 16;
-  const bool weight_zero_points = t.window_sums != nullptr && t.weight_zero_points != nullptr;
   for (int j = 0; j < vectors; ++j) {
-    __m512i constant = _mm512_setzero_si512();
-    if (t.zero_point_sums != nullptr) {
-      constant = _mm512_mullo_epi32(_mm512_set1_epi32(t.input_zero_point),
-                                    _mm512_loadu_si512(t.zero_point_sums + j * 16));
-    }
-    const __m512i zw = weight_zero_points ? _mm512_loadu_si512(t.weight_zero_points + j * 16)
-                                          : _mm512_setzero_si512();
+    const Corrections fix = Corrections::load(t, j);
     for (std::int32_t i = 0; i < t.rows; ++i) {
       std::int32_t* a = t.acc + i * 64 + j * 16;
-      __m512i v = _mm512_sub_epi32(_mm512_load_si512(a), constant);
-      if (weight_zero_points) {
-        v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zw, _mm512_set1_epi32(t.window_sums[i])));
-      }
-      _mm512_store_si512(a, v);
+      _mm512_store_si512(a, fix.apply(_mm512_load_si512(a), t, i));
     }
   }
 }

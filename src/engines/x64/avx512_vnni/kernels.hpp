@@ -27,6 +27,7 @@ struct GemmTile {
   const std::uint8_t* input;        // the input tensor's bytes
   std::int64_t first_row;           // byte offset of row 0's window origin in `input`
   std::int64_t row_stride;          // bytes from one row's window origin to the next
+  const std::int64_t* row_offsets;  // or, when not null: row i's origin is first_row + this[i]
   const std::int64_t* tap_offsets;  // per tap: byte offset from a window origin to the tap's pixel
   const std::int64_t* tap_weights;  // per tap: byte offset of its weight block in `weights`
   std::int32_t taps;
@@ -34,6 +35,10 @@ struct GemmTile {
   std::int32_t channels;  // input bytes a tap reads per row (the last step masks the rest)
   std::int32_t vectors;   // panel width / 16 (1 to 4)
   const std::int8_t* weights;
+  // The sums start at −input_zero_point · zero_point_sums[c] (the exact sum's constant term,
+  // engine.cpp), or at 0 when zero_point_sums is null.
+  const std::int32_t* zero_point_sums;  // of the panel's channels
+  std::int32_t input_zero_point;
   std::int32_t* acc;          // out: [rows][64] s32 sums
   std::int32_t* window_sums;  // out: per row, sum of the input values read; null when not needed
 };
@@ -41,6 +46,22 @@ struct GemmTile {
 // weights are packed as u8); otherwise the input is u8 and the weights s8.
 using GemmTileKernel = void (*)(const GemmTile&);
 GemmTileKernel gemm_tile_kernel(int rows, int vectors, bool signed_input);
+
+// im2col of one tile: output pixels (n, y, x .. x + rows) as rows of `row_bytes` bytes holding
+// their windows in (r, s, c) order, padding filled with the input zero point, the rest of each row
+// (up to a multiple of 4) with zeros. Masked loads: nothing outside the input is read. `out` needs
+// 64 bytes of slack after the last row (whole-vector stores).
+struct WindowGather {
+  const std::uint8_t* input;
+  std::uint8_t* out;
+  std::int64_t row_bytes;  // a multiple of 4, at least kernel_h * kernel_w * channels
+  std::int64_t n, y, x;
+  std::int32_t rows;
+  std::int64_t channels, in_height, in_width;
+  std::int64_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+  std::uint8_t zero_point;
+};
+void gather_windows(const WindowGather& g);
 
 // The output stage as the kernels read it (VectorConstants, as plain pointers).
 struct StageView {
@@ -65,12 +86,9 @@ struct TileOutput {
   std::int32_t rows;
   std::int32_t channels;  // valid output channels of this panel (1 to 64)
   std::int64_t channel;   // the panel's first output channel
-  // acc -= weight_zero_point[c] * window_sums[row] when both are given; acc -= input_zero_point
-  // * zero_point_sums[c] when zero_point_sums is given.
+  // acc -= weight_zero_point[c] * window_sums[row] when both are given.
   const std::int32_t* window_sums;
   const std::int32_t* weight_zero_points;  // of the panel's channels
-  const std::int32_t* zero_point_sums;     // of the panel's channels
-  std::int32_t input_zero_point;
   void* output;                    // the tile's first pixel, the panel's first channel
   std::int64_t output_row_stride;  // elements from one row's pixel to the next
 };
