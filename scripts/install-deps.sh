@@ -16,6 +16,8 @@ packages=(
   libgtest-dev libgmock-dev           # unit tests (GoogleTest)
   nlohmann-json3-dev                  # reads the shared JSON test vectors in the tests
   clang libclang-rt-14-dev            # libFuzzer and the sanitizer runtimes
+  libdnnl-dev                         # the bench's peer, oneDNN, timed side by side (bench only)
+  linux-perf                          # perf, to see where a kernel spends its time
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module and its tests
 )
 for option in "$@"; do

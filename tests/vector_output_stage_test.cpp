@@ -84,8 +84,8 @@ void expect_same(const ProblemDesc& d, BiasView bias, const std::string& label) 
       const auto width =
           static_cast<std::int32_t>(std::min<std::int64_t>(64, channels - panel * 64));
       std::vector<std::byte> out(static_cast<std::size_t>(rows * width) * element);
-      const vnni::TileOutput tile{acc,     rows,       width, panel * 64, nullptr,
-                                  nullptr, out.data(), width};
+      const vnni::TileOutput tile{acc,     rows,  width,      panel * 64, nullptr,
+                                  nullptr, false, out.data(), width};
       kernel(tile, view);
       for (int i = 0; i < rows; ++i) {
         for (std::int32_t c = 0; c < width; ++c) {

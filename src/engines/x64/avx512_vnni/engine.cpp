@@ -70,7 +70,7 @@ enum class Path : std::uint8_t { flat, rows, im2col };
 class Avx512VnniKernel final : public PreparedKernel {
  public:
   Avx512VnniKernel(const Problem& problem, const CanonicalWeights& weights)
-      : weights_(weights), problem_(problem) {
+      : problem_(problem) {
     const auto& d = problem.desc();
     channels_ = d.in_channels;
     out_channels_ = d.out_channels;
@@ -78,8 +78,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
-    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
-        d.pad_right == 0) {
+    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 && d.pad_right == 0) {
       path_ = Path::flat;
     } else if (channels_ < kIm2colBelowChannels && !one_by_one) {
       path_ = Path::im2col;
@@ -95,8 +94,11 @@ class Avx512VnniKernel final : public PreparedKernel {
     epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
   }
 
-  std::vector<std::byte> packed() const override { return weights_.bytes(); }
-  CanonicalWeights canonical_weights() const override { return weights_; }
+  // The file holds the canonical weights (unpack() packs them again).
+  std::vector<std::byte> packed() const override { return canonical_bytes(); }
+  CanonicalWeights canonical_weights() const override {
+    return CanonicalWeights::from_bytes(problem_, canonical_bytes(), "packed_weights");
+  }
 
   std::string describe() const override {
     const auto& d = problem_.desc();
@@ -149,12 +151,36 @@ class Avx512VnniKernel final : public PreparedKernel {
             true};
   }
 
+  // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
+  std::vector<std::byte> canonical_bytes() const {
+    const auto& d = problem_.desc();
+    std::vector<std::byte> out(
+        static_cast<std::size_t>(out_channels_ * channels_ * d.kernel_h * d.kernel_w));
+    std::size_t i = 0;
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int64_t p = o / kPanelWidth;
+      const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
+      const std::int8_t* panel =
+          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + (o % kPanelWidth) * 4;
+      for (std::int64_t c = 0; c < channels_; ++c) {
+        for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
+          const std::int64_t t = path_ == Path::im2col ? 0 : tap;
+          const std::int64_t k = path_ == Path::im2col ? tap * channels_ + c : c;
+          const auto stored = static_cast<std::uint8_t>(panel[(t * steps_ + k / 4) * lanes * 4 + k % 4]);
+          out[i++] = static_cast<std::byte>(static_cast<std::uint8_t>(stored + shift_));
+        }
+      }
+    }
+    return out;
+  }
+
   // Weights into panels of 64 output channels: [panel][tap][step][panel width][4].
   void pack(const Problem& problem, const CanonicalWeights& weights) {
     const auto& d = problem.desc();
     const bool u8_weights = d.weight_dtype == DType::u8;
     // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
-    const std::int32_t shift = signed_input_ ? (u8_weights ? 0 : -128) : (u8_weights ? 128 : 0);
+    shift_ = signed_input_ ? (u8_weights ? 0 : -128) : (u8_weights ? 128 : 0);
+    const std::int32_t shift = shift_;
     panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
     padded_channels_ = panels_ * kPanelWidth;
     zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
@@ -162,6 +188,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       const std::int32_t zw = problem.weight_zero_point(o) - shift;
       zero_points_[static_cast<std::size_t>(o)] = zw;
       needs_window_sums_ = needs_window_sums_ || zw != 0;
+      uniform_zero_point_ = uniform_zero_point_ && zw == zero_points_[0];
     }
     // Σ(w' − zw') per tap and channel, for the padding patterns.
     tap_sums_.assign(static_cast<std::size_t>(taps_ * padded_channels_), 0);
@@ -213,7 +240,8 @@ class Avx512VnniKernel final : public PreparedKernel {
         sums[static_cast<std::size_t>(tap)] = sum;
       }
       for (std::int64_t t = 0; t < taps_; ++t) {
-        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] = sums[static_cast<std::size_t>(t)];
+        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] =
+            sums[static_cast<std::size_t>(t)];
       }
     }
   }
@@ -361,8 +389,8 @@ class Avx512VnniKernel final : public PreparedKernel {
       // Windows of a run of tiles gathered at once, so that the stores have left before the tiles
       // read them back.
       alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
-      const std::int64_t per_gather = std::max<std::int64_t>(
-          1, kIm2colBufferBytes / im2col_stride() / kMaxRows) * kMaxRows;
+      const std::int64_t per_gather =
+          std::max<std::int64_t>(1, kIm2colBufferBytes / im2col_stride() / kMaxRows) * kMaxRows;
       for (std::size_t first = 0; first < column_tiles_.size();) {
         const std::int64_t x0 = column_tiles_[first].first;
         std::size_t last = first;
@@ -370,7 +398,8 @@ class Avx512VnniKernel final : public PreparedKernel {
                column_tiles_[last].first + column_tiles_[last].second - x0 <= per_gather) {
           ++last;
         }
-        const std::int64_t pixels = column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
+        const std::int64_t pixels =
+            column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
         gather(ctx, n, y, x0, static_cast<int>(pixels), gathered);
         for (std::size_t t = first; t < last; ++t) {
           const auto [x, rows] = column_tiles_[t];
@@ -455,6 +484,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         channel,
         needs_window_sums_ ? window_sums : nullptr,
         zero_points_.data() + channel,
+        uniform_zero_point_,
         static_cast<std::byte*>(ctx.output) +
             static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
         out_channels_};
@@ -476,11 +506,12 @@ class Avx512VnniKernel final : public PreparedKernel {
   static constexpr std::int32_t kMaxTapsOnStack = 1024;
 
  private:
-  CanonicalWeights weights_;
+  std::int32_t shift_ = 0;  // w' = w − shift_
   Problem problem_;
   Path path_ = Path::rows;
   bool signed_input_ = false;
   bool needs_window_sums_ = false;
+  bool uniform_zero_point_ = true;  // one zw' for every channel
   std::int64_t channels_ = 0, out_channels_ = 0, out_h_ = 0, out_w_ = 0;
   std::int64_t tap_bytes_ = 0, steps_ = 0, taps_ = 0;
   std::int64_t panels_ = 0, padded_channels_ = 0;

@@ -70,25 +70,29 @@ inline __m512i round_clamped(__m512 v, float lo, float hi) {
   return _mm512_cvtps_epi32(v);  // MXCSR's default rounding: to nearest, ties to even
 }
 
+// `saturated_low`: the output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥
+// 0, so even INT32_MIN + zy stays negative): a scheme may skip its own low clamp.
 template <SchemeKind K>
-__m512i apply(__m512i acc, const Lanes& at, const StageView& s) {
+__m512i apply(__m512i acc, const Lanes& at, const StageView& s, bool saturated_low) {
   const float zy = static_cast<float>(s.zero_point);
   if constexpr (K == SchemeKind::int32) {
     return finish(_mm512_add_epi32(acc, at.bias_s32), s);
   } else if constexpr (K == SchemeKind::fbgemm) {
     const __m512 v = _mm512_add_ps(_mm512_cvtepi32_ps(acc), at.bias_f32);
-    const __m512 x = _mm512_mul_ps(v, at.scale_f32);
-    const __m512i r = round_clamped(x, static_cast<float>(s.lo - s.zero_point),
-                                    static_cast<float>(s.hi - s.zero_point));
-    return _mm512_add_epi32(r, _mm512_set1_epi32(s.zero_point));
+    __m512 x = _mm512_mul_ps(v, at.scale_f32);
+    // The high clamp stays: a value of 2^31 or more would convert to INT32_MIN.
+    x = _mm512_min_ps(x, _mm512_set1_ps(static_cast<float>(s.hi - s.zero_point)));
+    if (!saturated_low)
+      x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
+    return _mm512_add_epi32(_mm512_cvtps_epi32(x), _mm512_set1_epi32(s.zero_point));
   } else if constexpr (K == SchemeKind::qnnpack) {
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
     const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32);
     // |v| ≥ 2^31 converts to INT32_MIN, exactly as PyTorch's conversion does (SPEC §4 qnnpack).
     return finish(_mm512_cvtps_epi32(v), s);
   } else if constexpr (K == SchemeKind::onednn) {
-    const __m512 v = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), at.bias_f32),
-                                   at.scale_f32);
+    const __m512 v =
+        _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), at.bias_f32), at.scale_f32);
     // ReLU's max(v, 0) is implied: lo ≥ zy then, and v < 0 gives v + zy ≤ zy.
     const __m512 shifted = _mm512_add_ps(v, _mm512_set1_ps(zy));
     return round_clamped(shifted, static_cast<float>(s.lo), static_cast<float>(s.hi));
@@ -108,8 +112,8 @@ __m512i apply(__m512i acc, const Lanes& at, const StageView& s) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
   } else if constexpr (K == SchemeKind::tvm_f32) {
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
-    const __m512 v = _mm512_add_ps(
-        _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32), _mm512_set1_ps(zy));
+    const __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32),
+                                   _mm512_set1_ps(zy));
     __m512 r;
     if (s.round_upward) {  // floor(v + 0.5) in binary32
       r = _mm512_roundscale_ps(_mm512_add_ps(v, _mm512_set1_ps(0.5f)),
@@ -198,34 +202,94 @@ struct Corrections {
   __m512i weight_zero_points;
   static Corrections load(const TileOutput& t, int j) {
     const bool window = t.window_sums != nullptr && t.weight_zero_points != nullptr;
-    return {window, window ? _mm512_loadu_si512(t.weight_zero_points + j * 16)
-                           : _mm512_setzero_si512()};
+    return {window, window && !t.uniform_weight_zero_point
+                        ? _mm512_loadu_si512(t.weight_zero_points + j * 16)
+                        : _mm512_setzero_si512()};
   }
-  __m512i apply(__m512i acc, const TileOutput& t, std::int32_t i) const {
+  // With one weight zero point for every channel the product is one scalar per row.
+  static std::int32_t row_term(const TileOutput& t, std::int32_t i) {
+    return t.window_sums != nullptr && t.weight_zero_points != nullptr &&
+                   t.uniform_weight_zero_point
+               ? static_cast<std::int32_t>(static_cast<std::uint32_t>(t.weight_zero_points[0]) *
+                                           static_cast<std::uint32_t>(t.window_sums[i]))
+               : 0;
+  }
+  __m512i apply(__m512i acc, const TileOutput& t, std::int32_t i, __m512i row) const {
     if (!window) return acc;
+    if (t.uniform_weight_zero_point) return _mm512_sub_epi32(acc, row);
     return _mm512_sub_epi32(
         acc, _mm512_mullo_epi32(weight_zero_points, _mm512_set1_epi32(t.window_sums[i])));
   }
 };
 
-template <SchemeKind K, DType D>
-void epilogue(const TileOutput& t, const StageView& stage) {
-  const StageView s = stage;  // a local copy: the byte stores below may alias the caller's
-  const int vectors = (t.channels + 15) / 16;
-  for (int j = 0; j < vectors; ++j) {
-    const Lanes at = Lanes::load<K>(s, t.channel + 16 * j);
-    const Corrections fix = Corrections::load(t, j);
-    const __mmask16 mask = channel_mask(t.channels, j);
-    for (std::int32_t i = 0; i < t.rows; ++i) {
-      const __m512i acc = fix.apply(_mm512_load_si512(t.acc + i * 64 + j * 16), t, i);
-      const __m512i r = apply<K>(acc, at, s);
-      const std::int64_t at_element = i * t.output_row_stride + j * 16;
-      if constexpr (D == DType::s32) {
-        _mm512_mask_storeu_epi32(static_cast<std::int32_t*>(t.output) + at_element, mask, r);
-      } else {  // already within the dtype's range: keep the low byte
-        _mm512_mask_cvtepi32_storeu_epi8(static_cast<std::int8_t*>(t.output) + at_element, mask, r);
+// Four vectors of one row's 64 channels (already in the dtype's range, or below it where the
+// scheme left the low clamp to this) as 64 bytes: two signed-saturating packs to 16 bits, one to
+// 8 bits (unsigned for u8), then the 128-bit lanes put back in order.
+template <DType D>
+inline __m512i pack_bytes(const __m512i (&r)[4]) {
+  const __m512i low = _mm512_packs_epi32(r[0], r[1]);
+  const __m512i high = _mm512_packs_epi32(r[2], r[3]);
+  const __m512i bytes =
+      D == DType::u8 ? _mm512_packus_epi16(low, high) : _mm512_packs_epi16(low, high);
+  // Each 128-bit lane l now holds dwords (r0[l], r1[l], r2[l], r3[l]) of 4 channels each.
+  return _mm512_permutexvar_epi32(
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
+}
+
+// `kVectors` vectors of 16 channels: a compile-time count, so that the per-vector constants and
+// results stay in registers.
+template <SchemeKind K, DType D, int kVectors>
+void epilogue_vectors(const TileOutput& t, const StageView& s) {
+  const bool saturated_low =
+      D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
+  Lanes at[kVectors];
+  Corrections fix[kVectors];
+#pragma GCC unroll 4
+  for (int j = 0; j < kVectors; ++j) {
+    at[j] = Lanes::load<K>(s, t.channel + 16 * j);
+    fix[j] = Corrections::load(t, j);
+  }
+  for (std::int32_t i = 0; i < t.rows; ++i) {
+    __m512i r[4];
+    const __m512i row_term = _mm512_set1_epi32(Corrections::row_term(t, i));
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) {
+      const __m512i acc = fix[j].apply(_mm512_load_si512(t.acc + i * 64 + j * 16), t, i, row_term);
+      r[j] = apply<K>(acc, at[j], s, saturated_low);
+    }
+    const std::int64_t row = i * t.output_row_stride;
+    if constexpr (D == DType::s32) {
+#pragma GCC unroll 4
+      for (int j = 0; j < kVectors; ++j) {
+        _mm512_mask_storeu_epi32(static_cast<std::int32_t*>(t.output) + row + j * 16,
+                                 channel_mask(t.channels, j), r[j]);
+      }
+    } else if constexpr (kVectors == 4) {
+      const __mmask64 mask = (~std::uint64_t{0}) >> (64 - t.channels);
+      _mm512_mask_storeu_epi8(static_cast<std::int8_t*>(t.output) + row, mask, pack_bytes<D>(r));
+    } else {
+#pragma GCC unroll 4
+      for (int j = 0; j < kVectors; ++j) {
+        auto* out = static_cast<std::int8_t*>(t.output) + row + j * 16;
+        if constexpr (D == DType::u8) {  // vpmovusdb reads unsigned: negatives first to 0
+          _mm512_mask_cvtusepi32_storeu_epi8(out, channel_mask(t.channels, j),
+                                             _mm512_max_epi32(r[j], _mm512_setzero_si512()));
+        } else {
+          _mm512_mask_cvtsepi32_storeu_epi8(out, channel_mask(t.channels, j), r[j]);
+        }
       }
     }
+  }
+}
+
+template <SchemeKind K, DType D>
+void epilogue(const TileOutput& t, const StageView& stage) {
+  const StageView s = stage;  // a local copy: the byte stores may alias the caller's
+  switch ((t.channels + 15) / 16) {
+    case 1: return epilogue_vectors<K, D, 1>(t, s);
+    case 2: return epilogue_vectors<K, D, 2>(t, s);
+    case 3: return epilogue_vectors<K, D, 3>(t, s);
+    default: return epilogue_vectors<K, D, 4>(t, s);
   }
 }
 
@@ -246,7 +310,8 @@ void correct_tile(const TileOutput& t) {
     const Corrections fix = Corrections::load(t, j);
     for (std::int32_t i = 0; i < t.rows; ++i) {
       std::int32_t* a = t.acc + i * 64 + j * 16;
-      _mm512_store_si512(a, fix.apply(_mm512_load_si512(a), t, i));
+      const __m512i row_term = _mm512_set1_epi32(Corrections::row_term(t, i));
+      _mm512_store_si512(a, fix.apply(_mm512_load_si512(a), t, i, row_term));
     }
   }
 }

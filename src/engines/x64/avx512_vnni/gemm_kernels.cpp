@@ -207,7 +207,8 @@ void gather_windows(const WindowGather& g) {
       for (std::int64_t s = 0; s < g.kernel_w; ++s) {
         const std::int64_t w = w0 + s * g.dilation_w;
         const bool inside = w >= 0 && w < g.in_width;
-        copy_bytes(dst + s * g.channels, inside ? line + w * g.channels : nullptr, g.channels, fill);
+        copy_bytes(dst + s * g.channels, inside ? line + w * g.channels : nullptr, g.channels,
+                   fill);
       }
     }
     copy_bytes(out + used, nullptr, g.row_bytes - used, _mm512_setzero_si512());

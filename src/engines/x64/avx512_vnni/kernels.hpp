@@ -89,8 +89,9 @@ struct TileOutput {
   // acc -= weight_zero_point[c] * window_sums[row] when both are given.
   const std::int32_t* window_sums;
   const std::int32_t* weight_zero_points;  // of the panel's channels
-  void* output;                    // the tile's first pixel, the panel's first channel
-  std::int64_t output_row_stride;  // elements from one row's pixel to the next
+  bool uniform_weight_zero_point;          // every channel's is weight_zero_points[0]
+  void* output;                            // the tile's first pixel, the panel's first channel
+  std::int64_t output_row_stride;          // elements from one row's pixel to the next
 };
 void correct_tile(const TileOutput& tile);
 // Writes a corrected tile through the output stage; null for a (scheme, output dtype) pair that has
