@@ -187,6 +187,10 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
       {1, 1, 1, 1, 1, 1, 0, 1},     {4, 65, 6, 6, 3, 2, 1, 2},   {130, 17, 3, 4, 1, 2, 0, 3},
       {5, 16, 7, 7, 3, 1, 4, 1},    {96, 129, 7, 7, 3, 1, 1, 1}, {7, 5, 2, 2, 5, 1, 2, 2},
       {33, 48, 13, 11, 3, 2, 1, 1}, {256, 64, 4, 4, 1, 1, 0, 1}, {2, 8, 11, 11, 7, 2, 3, 1},
+      // Blocks of 16 and 32 pixels on AMX (u8 inputs, channels a multiple of 64), with the
+      // vpdpbusd tiles around them and partial panels.
+      {64, 64, 6, 40, 3, 1, 1, 1},  {128, 100, 3, 37, 1, 1, 0, 2}, {64, 128, 4, 70, 3, 2, 1, 1},
+      {192, 64, 9, 9, 1, 1, 0, 1},  {64, 17, 3, 50, 5, 1, 2, 1},   {64, 80, 1, 100, 1, 1, 0, 1},
   };
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {

@@ -17,11 +17,13 @@ enum CpuFeature : CpuFeatures {
   kAvx512vnni = 1u << 3,
   kAvx512vl = 1u << 4,
   kAvx512dq = 1u << 5,
+  kAmxTile = 1u << 6,  // AMX tiles (the OS saves their state; Linux also asks a process to
+  kAmxInt8 = 1u << 7,  // request it: see the AMX kernels)
 };
 
 // Every bit this library knows; a file naming any other bit was written by a newer library.
 inline constexpr CpuFeatures kKnownCpuFeatures =
-    kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni | kAvx512vl | kAvx512dq;
+    kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni | kAvx512vl | kAvx512dq | kAmxTile | kAmxInt8;
 
 // The features of the CPU this process runs on, usable by user code: the instruction set is
 // present (cpuid) and the operating system saves the registers it needs (xgetbv).

@@ -5,6 +5,7 @@ namespace qconv::detail {
 std::span<const Engine* const> all_engines() {
   static const Engine* const engines[] = {
 #if defined(__x86_64__)
+    &avx512_amx_engine(),
     &avx512_vnni_engine(),
 #endif
     &reference_engine()

@@ -47,6 +47,32 @@ struct GemmTile {
 using GemmTileKernel = void (*)(const GemmTile&);
 GemmTileKernel gemm_tile_kernel(int rows, int vectors, bool signed_input);
 
+// AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 output channels, from the same
+// packed panels (a panel's 16 steps of 64 lanes x 4 bytes are exactly a 16 x 64-byte B tile, at a
+// stride of 256 bytes) and rows of an input whose channels are a multiple of 64. Only on a CPU with
+// AMX-INT8 whose operating system grants this process the tile state (amx_available).
+struct AmxBlock {
+  const std::uint8_t* input;
+  std::int64_t first_row;  // byte offset of row 0's window origin
+  std::int64_t row_stride;  // bytes between consecutive rows' origins
+  const std::int64_t* tap_offsets;
+  const std::int64_t* tap_weights;  // byte offsets of each tap's block in a full (64-lane) panel
+  std::int32_t taps;
+  std::int32_t chunks;  // channels / 64
+  std::int32_t rows;    // 1 to 32
+  const std::int8_t* weights;
+  const std::int32_t* zero_point_sums;  // as GemmTile
+  std::int32_t input_zero_point;
+  std::int32_t* acc;          // out: [rows][64]
+  std::int32_t* window_sums;  // out: per row, or null
+};
+bool amx_available();  // asks the OS once for the tile state (Linux: arch_prctl)
+void amx_begin();  // before a thread's first block of a run
+void amx_end();    // after its last: releases the tiles
+// A u8 input only: tdpbusd takes A as u8 and B as s8, and an s8 input would have to be B, in a
+// [K/4][pixels][4] layout the input does not have (the engine runs such problems on vpdpbusd).
+void amx_block(const AmxBlock& b);
+
 // im2col of one tile: output pixels (n, y, x .. x + rows) as rows of `row_bytes` bytes holding
 // their windows in (r, s, c) order, padding filled with the input zero point, the rest of each row
 // (up to a multiple of 4) with zeros. Masked loads: nothing outside the input is read. `out` needs
