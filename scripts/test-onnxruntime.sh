@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The agreement test against ONNX Runtime itself (python/tests/test_onnxruntime_agreement.py):
 # QLinearConv and ConvInteger, random single-node ONNX models run in ORT's CPU kernels and compared
 # element by element with qconv. Prints both QLinearConv mismatch counts (semantics="onnxruntime"
@@ -28,11 +29,11 @@ if [[ "$installed" != "$version" ]]; then
     "onnxruntime-node@$version"
 fi
 
-if [[ ! -f build/build.ninja ]]; then
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DQCONV_BUILD_PYTHON=ON \
-    -DPython_EXECUTABLE="$python"
+if [[ ! -f build/build.ninja ]]; then  # scripts/test.sh's build, or only the Python module
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DQCONV_BUILD_TESTS=OFF \
+    -DQCONV_BUILD_TOOLS=OFF -DQCONV_BUILD_PYTHON=ON -DPython_EXECUTABLE="$python"
 fi
-cmake --build build
+cmake --build build --target _qconv
 
 QCONV_REQUIRE_ONNXRUNTIME=1 QCONV_ONNXRUNTIME_NODE_MODULES="$prefix/node_modules" \
   PYTHONPATH="$PWD/build/python" "$python" -m pytest -q -rs python/tests/test_onnxruntime_agreement.py

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every engine this CPU can run against the reference engine, bit for bit: thousands of seeded
 // random problems plus the edges fast kernels get wrong (channels not a multiple of 16 or 4, 1x1
 // pixels, stride 2, wide padding, batch > 1, zero points at both ends, every scheme and output
@@ -191,6 +192,7 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
       // vpdpbusd tiles around them and partial panels.
       {64, 64, 6, 40, 3, 1, 1, 1},  {128, 100, 3, 37, 1, 1, 0, 2}, {64, 128, 4, 70, 3, 2, 1, 1},
       {192, 64, 9, 9, 1, 1, 0, 1},  {64, 17, 3, 50, 5, 1, 2, 1},   {64, 80, 1, 100, 1, 1, 0, 1},
+      {128, 64, 12, 14, 1, 2, 0, 2}, {3, 64, 20, 70, 7, 2, 3, 1},  {64, 64, 9, 9, 3, 2, 1, 2},
   };
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prepared-weights files: round trips, and every kind of bad file refused with FormatError.
 // The test reads the layout from docs/GUARANTEES.md with its own small parser and its own FNV-1a,
 // so a change of the format that the documentation does not follow makes it fail.

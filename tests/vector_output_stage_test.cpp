@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vector output stage (16 lanes, AVX-512) against the scalar OutputStage::apply, the oracle:
 // every scheme, its tie rule (multipliers of 2^-j make exact halves common), its saturation
 // (multipliers up to 2^40, accumulators at the ends of s32), odd output zero points, ReLU and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plan: weights prepared once for one Problem and one CPU, immutable, shareable between threads.
 //
 // What a Plan fixes at preparation: every field of the Problem except the two below, the weight

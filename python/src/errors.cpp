@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qconv's C++ exceptions as Python exceptions, one class per C++ class, all ValueErrors, each
 // carrying the C++ message (which names the field, the value and the rule).
 #include <system_error>

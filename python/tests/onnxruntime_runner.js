@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs single-node ONNX models in ONNX Runtime (the npm package onnxruntime-node, its CPU
 // execution provider) for the agreement test: test_onnxruntime_agreement.py writes the models,
 // their inputs as raw little-endian files and a manifest; this script runs each case and writes

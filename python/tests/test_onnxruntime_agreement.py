@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """qconv.onnx against ONNX Runtime itself: random single-node QLinearConv and ConvInteger models
 (built with python3-onnx) run in ORT's CPU kernels through onnxruntime-node and a short Node script
 (onnxruntime_runner.js), every output element compared.

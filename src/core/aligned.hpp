@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Storage that vector kernels read whole cache lines of: 64-byte aligned std::vector.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU features the engines' kernels may need, detected once with cpuid. A prepared-weights
 // file records the features its packed form was made for, as this bitmask.
 #pragma once

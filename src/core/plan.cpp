@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Preparation and execution: the one place where tensors are checked against the problem, the
 // accumulator bound is enforced, an engine is chosen and a prepared object refuses a mismatch.
 #include "qconv/plan.hpp"

@@ -38,16 +38,12 @@ TileConfig config_for(int rows) {
 
 thread_local int loaded_rows = 0;  // the configuration this thread loaded (0: none)
 
-template <bool kSignedInput>
 inline std::int64_t window_sum(const std::uint8_t* p, std::int32_t count) {
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512i sums = _mm512_setzero_si512();
   for (std::int32_t c = 0; c < count; c += 64) {
-    __m512i v = _mm512_loadu_si512(p + c);
-    if constexpr (kSignedInput) v = _mm512_xor_si512(v, flip);
-    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(v, _mm512_setzero_si512()));
+    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(_mm512_loadu_si512(p + c), _mm512_setzero_si512()));
   }
-  return _mm512_reduce_add_epi64(sums) - (kSignedInput ? std::int64_t{128} * count : 0);
+  return _mm512_reduce_add_epi64(sums);
 }
 
 template <bool kTwoBlocks>
@@ -131,7 +127,7 @@ void amx_block(const AmxBlock& b) {
   for (std::int32_t i = 0; i < b.rows; ++i) {
     std::int64_t total = 0;
     for (std::int32_t tap = 0; tap < b.taps; ++tap) {
-      total += window_sum<false>(b.input + (b.first_row + b.tap_offsets[tap] + i * b.row_stride),
+      total += window_sum(b.input + (b.first_row + b.tap_offsets[tap] + i * b.row_stride),
                                  64 * b.chunks);
     }
     b.window_sums[i] = static_cast<std::int32_t>(total);

@@ -85,16 +85,15 @@ class Avx512VnniKernel final : public PreparedKernel {
     const auto& d = problem.desc();
     channels_ = d.in_channels;
     out_channels_ = d.out_channels;
-    signed_input_ = d.input_dtype == DType::s8;
+    // An s8 input is read as u8 (x + 128, an xor of its copy; the zero point + 128 with it): the
+    // sum (x − zx)(w − zw) is the same, and vpdpbusd and tdpbusd take a u8 input.
+    flip_input_ = d.input_dtype == DType::s8;
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
     const bool strided = d.stride_h != 1 || d.stride_w != 1;
-    // A strided 1x1 layer runs as rows on AMX (a tile needs one input stride for its rows), and
-    // as one flat GEMM with per-row offsets on vpdpbusd.
-    const bool amx_rows = amx && strided && d.input_dtype == DType::u8 && channels_ % 64 == 0;
     if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
-        d.pad_right == 0 && !amx_rows) {
+        d.pad_right == 0) {
       path_ = Path::flat;
     } else if (channels_ < kIm2colBelowChannels && !one_by_one) {
       path_ = Path::im2col;
@@ -103,10 +102,14 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
     // Bytes a tap reads per row: one pixel's channels, or (im2col) a whole window.
     tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : channels_;
-    steps_ = (tap_bytes_ + 3) / 4;
+    // AMX takes a u8 input, 64 bytes of channels at a time (an im2col row is padded to that).
+    amx_ = amx && (channels_ % 64 == 0 || path_ == Path::im2col);
+    // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
+    // input stride); on vpdpbusd it reads each pixel from its own offset.
+    compact_copy_ = amx_ && path_ == Path::flat && strided;
+    steps_ = (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
-    amx_ = amx && !signed_input_ && channels_ % 64 == 0 && path_ != Path::im2col &&
-           !(path_ == Path::flat && strided);
+
     // On AMX a padded layer runs on a copy of the input with its padding filled with the zero
     // point: every pixel then has every tap, and a row of pixels is one block. (Skipping padded
     // taps would leave the border pixels to 1-pixel vpdpbusd tiles, as slow as all the rest.)
@@ -153,6 +156,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
     if (path_ == Path::rows && patterns_ > 1) out << " (padded taps skipped)";
     if (padded_copy_) out << " (padding filled in a copy of the input)";
+    if (compact_copy_) out << " (strided pixels copied densely)";
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     if (epilogue_ == nullptr) out << " (scalar output stage)";
     return out.str();
@@ -162,7 +166,14 @@ class Avx512VnniKernel final : public PreparedKernel {
     const avx512_vnni::StageView stage = stage_view(call.stage.vectors());
     const std::int64_t rows = row_count(call.batch);
     RunContext ctx = call;
-    if (padded_copy_) ctx.input = pad_input(call);
+    if (flip_input_) ctx.input_zero_point = call.input_zero_point + 128;
+    if (padded_copy_) {
+      ctx.input = pad_input(ctx);
+    } else if (compact_copy_) {
+      ctx.input = compact_input(ctx);
+    } else if (flip_input_) {
+      ctx.input = flipped_input(ctx);
+    }
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) avx512_vnni::amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
@@ -191,11 +202,50 @@ class Avx512VnniKernel final : public PreparedKernel {
         }
         const std::int64_t left = d.pad_left * channels_, width = d.in_width * channels_;
         std::memset(to, zx, static_cast<std::size_t>(left));
-        std::memcpy(to + left, in + (n * d.in_height + h) * width, static_cast<std::size_t>(width));
+        copy_input_bytes(to + left, in + (n * d.in_height + h) * width, width);
         std::memset(to + left + width, zx, static_cast<std::size_t>(row_bytes - left - width));
       }
     });
     return out;
+  }
+
+  // The input pixels a strided 1x1 layer reads, densely: [N][OH][OW][C], in this thread's scratch.
+  const std::uint8_t* compact_input(const RunContext& ctx) const {
+    const auto& d = problem_.desc();
+    std::uint8_t* out = scratch(static_cast<std::size_t>(ctx.batch * out_h_ * out_w_ * channels_));
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    parallel_for(ctx.threads, ctx.batch * out_h_, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t n = row / out_h_, y = row % out_h_;
+        const std::uint8_t* from = in + (n * d.in_height + y * d.stride_h) * d.in_width * channels_;
+        std::uint8_t* to = out + row * out_w_ * channels_;
+        for (std::int64_t x = 0; x < out_w_; ++x) {
+          copy_input_bytes(to + x * channels_, from + x * d.stride_w * channels_, channels_);
+        }
+      }
+    });
+    return out;
+  }
+
+  // An s8 input as u8, x + 128, in this thread's scratch.
+  const std::uint8_t* flipped_input(const RunContext& ctx) const {
+    const std::int64_t row_bytes = problem_.desc().in_width * channels_;
+    const std::int64_t rows = ctx.batch * problem_.desc().in_height;
+    std::uint8_t* out = scratch(static_cast<std::size_t>(rows * row_bytes));
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    parallel_for(ctx.threads, rows, [&](std::int64_t begin, std::int64_t end) {
+      copy_input_bytes(out + begin * row_bytes, in + begin * row_bytes, (end - begin) * row_bytes);
+    });
+    return out;
+  }
+
+  // Copies input bytes, as u8 (an s8 input's bytes xor 0x80, which is x + 128).
+  void copy_input_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes) const {
+    if (!flip_input_) {
+      std::memcpy(to, from, static_cast<std::size_t>(bytes));
+      return;
+    }
+    for (std::int64_t i = 0; i < bytes; ++i) to[i] = static_cast<std::uint8_t>(from[i] ^ 0x80u);
   }
 
   static std::uint8_t* scratch(std::size_t bytes) {
@@ -247,7 +297,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     const auto& d = problem.desc();
     const bool u8_weights = d.weight_dtype == DType::u8;
     // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
-    shift_ = signed_input_ ? (u8_weights ? 0 : -128) : (u8_weights ? 128 : 0);
+    shift_ = u8_weights ? 128 : 0;
     const std::int32_t shift = shift_;
     panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
     padded_channels_ = panels_ * kPanelWidth;
@@ -326,7 +376,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       if (path_ == Path::flat) return;
       // im2col: one row per output pixel, every tap present (padding holds zx).
       column_tiles_.clear();
-      split_tiles(0, out_w_, false, column_tiles_);
+      split_tiles(0, out_w_, amx_, column_tiles_);
       return;
     }
     std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> row_kinds, column_kinds;
@@ -427,8 +477,8 @@ class Avx512VnniKernel final : public PreparedKernel {
       const std::int64_t begin = row * kFlatChunk;
       const std::int64_t end = std::min(pixels, begin + kFlatChunk);
       const auto& d = problem_.desc();
-      const bool strided = d.stride_h != 1 || d.stride_w != 1;
-      if (!strided) {  // pixels are consecutive in the input too
+      const bool strided = (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
+      if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
         std::int64_t at = begin;
         while (amx_ && end - at >= kMinAmxRows) {  // AMX blocks first, where the plan has them
           const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - at));
@@ -468,7 +518,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       // read them back.
       alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
       const std::int64_t per_gather =
-          std::max<std::int64_t>(1, kIm2colBufferBytes / im2col_stride() / kMaxRows) * kMaxRows;
+          std::max<std::int64_t>(kMaxAmxBlock, kIm2colBufferBytes / im2col_stride());
       for (std::size_t first = 0; first < column_tiles_.size();) {
         const std::int64_t x0 = column_tiles_[first].first;
         std::size_t last = first;
@@ -500,8 +550,11 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
   static constexpr std::int64_t kMaxIm2colBytes = 1024;  // one window, C_in * kh * kw
-  static constexpr std::int64_t kIm2colBufferBytes = 12 * 1024;
-  std::int64_t im2col_stride() const { return round_up(tap_bytes_, 4); }
+  static constexpr std::int64_t kIm2colBufferBytes = 32 * 1024;  // at least 32 rows of 1024
+  std::int64_t im2col_stride() const { return round_up(tap_bytes_, amx_ ? 64 : 4); }
+  // Bytes of input a tap reads per row, as the kernels see them (an im2col row: its whole stride,
+  // zeros after the window).
+  std::int64_t tap_stride() const { return path_ == Path::im2col ? im2col_stride() : tap_bytes_; }
 
  public:
   static bool im2col_fits(std::int64_t bytes) { return round_up(bytes, 4) <= kMaxIm2colBytes; }
@@ -551,7 +604,7 @@ class Avx512VnniKernel final : public PreparedKernel {
                                      tap_weights,
                                      taps,
                                      static_cast<std::int32_t>(steps_),
-                                     static_cast<std::int32_t>(tap_bytes_),
+                                     static_cast<std::int32_t>(tap_stride()),
                                      pr.vectors,
                                      packed_.data() + panel_offsets_[p],
                                      zero_point_sums,
@@ -560,12 +613,12 @@ class Avx512VnniKernel final : public PreparedKernel {
                                      needs_window_sums_ ? window_sums : nullptr};
     if (rows > kMaxRows) {
       avx512_vnni::amx_block({input, origin, row_stride, tap_offsets_.data() + first_tap,
-                              tap_weights, taps, static_cast<std::int32_t>(channels_ / 64),
+                              tap_weights, taps, static_cast<std::int32_t>(tap_stride() / 64),
                               rows, packed_.data() + panel_offsets_[p], zero_point_sums,
                               pr.ctx.input_zero_point, acc,
                               needs_window_sums_ ? window_sums : nullptr});
     } else {
-      avx512_vnni::gemm_tile_kernel(rows, pr.vectors, signed_input_)(tile);
+      avx512_vnni::gemm_tile_kernel(rows, pr.vectors)(tile);
     }
 
     const RunContext& ctx = pr.ctx;
@@ -604,10 +657,11 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::int32_t shift_ = 0;  // w' = w − shift_
   Problem problem_;
   Path path_ = Path::rows;
-  bool signed_input_ = false;
+  bool flip_input_ = false;  // an s8 input, run as u8 from a copy
   bool needs_window_sums_ = false;
   bool amx_ = false;
   bool padded_copy_ = false;
+  bool compact_copy_ = false;
   // The input geometry the tiles walk: the problem's, or its padded copy's (no padding left).
   std::int64_t in_h_ = 0, in_w_ = 0, pad_top_ = 0, pad_left_ = 0;
   bool uniform_zero_point_ = true;  // one zw' for every channel

@@ -17,32 +17,22 @@ inline std::uint32_t load_u32(const std::uint8_t* p) {
   return v;
 }
 
-// acc += Σ over 4 bytes of (input · weight): vpdpbusd takes its first source as u8 and its second
-// as s8, so a signed input goes second and its weights (packed as u8) first.
-template <bool kSignedInput>
+// acc += Σ over 4 bytes of (input · weight): vpdpbusd takes the u8 input first, the s8 weights
+// second.
 inline __m512i dot4(__m512i acc, __m512i input, __m512i weights) {
-  if constexpr (kSignedInput) {
-    return _mm512_dpbusd_epi32(acc, weights, input);
-  } else {
-    return _mm512_dpbusd_epi32(acc, input, weights);
-  }
+  return _mm512_dpbusd_epi32(acc, input, weights);
 }
 
-// Σ of `count` input bytes at p (u8, or s8 when kSignedInput), 64 at a time.
-template <bool kSignedInput>
+// Σ of `count` u8 input bytes at p, 64 at a time.
 inline __m512i add_bytes(__m512i sums, const std::uint8_t* p, std::int32_t count) {
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512i zero = _mm512_setzero_si512();
   std::int32_t c = 0;
   for (; c + 64 <= count; c += 64) {
-    __m512i v = _mm512_loadu_si512(p + c);
-    if constexpr (kSignedInput) v = _mm512_xor_si512(v, flip);  // x + 128, summed as u8
-    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(v, zero));
+    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(_mm512_loadu_si512(p + c), zero));
   }
   if (c < count) {
     const __mmask64 tail = (~std::uint64_t{0}) >> (64 - (count - c));
-    __m512i v = _mm512_maskz_loadu_epi8(tail, p + c);  // masked: never reads past the tensor
-    if constexpr (kSignedInput) v = _mm512_maskz_mov_epi8(tail, _mm512_xor_si512(v, flip));
+    const __m512i v = _mm512_maskz_loadu_epi8(tail, p + c);  // masked: never reads past the tensor
     sums = _mm512_add_epi64(sums, _mm512_sad_epu8(v, zero));
   }
   return sums;
@@ -52,7 +42,7 @@ inline std::int64_t row_offset(const GemmTile& t, int i) {
   return t.row_offsets != nullptr ? t.row_offsets[i] : i * t.row_stride;
 }
 
-template <int kRows, int kVectors, bool kSignedInput>
+template <int kRows, int kVectors>
 void gemm_tile(const GemmTile& t) {
   __m512i start[kVectors];
 #pragma GCC unroll 4
@@ -89,7 +79,7 @@ void gemm_tile(const GemmTile& t) {
       for (int i = 0; i < kRows; ++i) {
         const __m512i b = _mm512_set1_epi32(static_cast<int>(load_u32(row[i] + 4 * k)));
 #pragma GCC unroll 4
-        for (int j = 0; j < kVectors; ++j) acc[i][j] = dot4<kSignedInput>(acc[i][j], b, wv[j]);
+        for (int j = 0; j < kVectors; ++j) acc[i][j] = dot4(acc[i][j], b, wv[j]);
       }
       w += step_bytes;
     }
@@ -102,7 +92,7 @@ void gemm_tile(const GemmTile& t) {
         const __m128i bytes = _mm_maskz_loadu_epi8(tail, row[i] + 4 * full_steps);
         const __m512i b = _mm512_broadcastd_epi32(bytes);
 #pragma GCC unroll 4
-        for (int j = 0; j < kVectors; ++j) acc[i][j] = dot4<kSignedInput>(acc[i][j], b, wv[j]);
+        for (int j = 0; j < kVectors; ++j) acc[i][j] = dot4(acc[i][j], b, wv[j]);
       }
     }
   }
@@ -119,33 +109,19 @@ void gemm_tile(const GemmTile& t) {
     __m512i sums = _mm512_setzero_si512();
     for (std::int32_t tap = 0; tap < t.taps; ++tap) {
       const std::uint8_t* p = t.input + (t.first_row + t.tap_offsets[tap] + row_offset(t, i));
-      sums = add_bytes<kSignedInput>(sums, p, t.channels);
+      sums = add_bytes(sums, p, t.channels);
     }
-    std::int64_t total = _mm512_reduce_add_epi64(sums);
-    if constexpr (kSignedInput) total -= std::int64_t{128} * t.channels * t.taps;
-    t.window_sums[i] = static_cast<std::int32_t>(total);
+    t.window_sums[i] = static_cast<std::int32_t>(_mm512_reduce_add_epi64(sums));
   }
 }
 
-template <int kRows, bool kSignedInput>
+template <int kRows>
 GemmTileKernel by_vectors(int vectors) {
   switch (vectors) {
-    case 1: return &gemm_tile<kRows, 1, kSignedInput>;
-    case 2: return &gemm_tile<kRows, 2, kSignedInput>;
-    case 3: return &gemm_tile<kRows, 3, kSignedInput>;
-    default: return &gemm_tile<kRows, 4, kSignedInput>;
-  }
-}
-
-template <bool kSignedInput>
-GemmTileKernel by_rows(int rows, int vectors) {
-  switch (rows) {
-    case 1: return by_vectors<1, kSignedInput>(vectors);
-    case 2: return by_vectors<2, kSignedInput>(vectors);
-    case 3: return by_vectors<3, kSignedInput>(vectors);
-    case 4: return by_vectors<4, kSignedInput>(vectors);
-    case 5: return by_vectors<5, kSignedInput>(vectors);
-    default: return by_vectors<6, kSignedInput>(vectors);
+    case 1: return &gemm_tile<kRows, 1>;
+    case 2: return &gemm_tile<kRows, 2>;
+    case 3: return &gemm_tile<kRows, 3>;
+    default: return &gemm_tile<kRows, 4>;
   }
 }
 
@@ -215,8 +191,15 @@ void gather_windows(const WindowGather& g) {
   }
 }
 
-GemmTileKernel gemm_tile_kernel(int rows, int vectors, bool signed_input) {
-  return signed_input ? by_rows<true>(rows, vectors) : by_rows<false>(rows, vectors);
+GemmTileKernel gemm_tile_kernel(int rows, int vectors) {
+  switch (rows) {
+    case 1: return by_vectors<1>(vectors);
+    case 2: return by_vectors<2>(vectors);
+    case 3: return by_vectors<3>(vectors);
+    case 4: return by_vectors<4>(vectors);
+    case 5: return by_vectors<5>(vectors);
+    default: return by_vectors<6>(vectors);
+  }
 }
 
 }  // namespace qconv::detail::avx512_vnni

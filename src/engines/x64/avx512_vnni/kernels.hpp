@@ -42,10 +42,10 @@ struct GemmTile {
   std::int32_t* acc;          // out: [rows][64] s32 sums
   std::int32_t* window_sums;  // out: per row, sum of the input values read; null when not needed
 };
-// `signed_input`: the input is s8 (the broadcast operand of vpdpbusd is then the signed one and the
-// weights are packed as u8); otherwise the input is u8 and the weights s8.
+// The input is u8 (an s8 input is run from a copy as x + 128) and the weights s8 (u8 weights are
+// packed as w − 128).
 using GemmTileKernel = void (*)(const GemmTile&);
-GemmTileKernel gemm_tile_kernel(int rows, int vectors, bool signed_input);
+GemmTileKernel gemm_tile_kernel(int rows, int vectors);
 
 // AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 output channels, from the same
 // packed panels (a panel's 16 steps of 64 lanes x 4 bytes are exactly a 16 x 64-byte B tile, at a
@@ -69,8 +69,7 @@ struct AmxBlock {
 bool amx_available();  // asks the OS once for the tile state (Linux: arch_prctl)
 void amx_begin();  // before a thread's first block of a run
 void amx_end();    // after its last: releases the tiles
-// A u8 input only: tdpbusd takes A as u8 and B as s8, and an s8 input would have to be B, in a
-// [K/4][pixels][4] layout the input does not have (the engine runs such problems on vpdpbusd).
+// A u8 input, s8 weights, as gemm_tile_kernel.
 void amx_block(const AmxBlock& b);
 
 // im2col of one tile: output pixels (n, y, x .. x + rows) as rows of `row_bytes` bytes holding
