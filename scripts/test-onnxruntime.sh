@@ -33,7 +33,7 @@ if [[ ! -f build/build.ninja ]]; then  # scripts/test.sh's build, or only the Py
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DQCONV_BUILD_TESTS=OFF \
     -DQCONV_BUILD_TOOLS=OFF -DQCONV_BUILD_PYTHON=ON -DPython_EXECUTABLE="$python"
 fi
-cmake --build build --target _qconv
+cmake --build build
 
 QCONV_REQUIRE_ONNXRUNTIME=1 QCONV_ONNXRUNTIME_NODE_MODULES="$prefix/node_modules" \
   PYTHONPATH="$PWD/build/python" "$python" -m pytest -q -rs python/tests/test_onnxruntime_agreement.py
