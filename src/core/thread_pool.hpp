@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A persistent pool of worker threads that any number of callers may use at once.
 //
 // A caller hands in a range [0, count) and a body; the range is cut into contiguous chunks that

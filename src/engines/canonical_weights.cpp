@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/check.hpp"
 #include "engines/engine.hpp"
 #include "qconv/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The interface every engine implements. An engine says whether it can run a Problem on this CPU
 // and, if so, packs the weights into its own form once (a PreparedKernel) and runs it many times.
 // A packed form can be turned into bytes and back (prepared-weights files, src/core/serialize.cpp).

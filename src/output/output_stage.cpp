@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SPEC §4, one scheme per case. Each formula is written in the order the spec gives, with f32(·)
 // as a float operation and f64(·) as a double operation; comments name the spec's symbols.
 #include "output/output_stage.hpp"
@@ -347,7 +348,7 @@ std::int32_t OutputStage::apply(std::int32_t acc, std::int64_t o) const {
     }
     case SchemeKind::qnnpack: {
       const float v = static_cast<float>(with_bias) * c.scale_f32;
-      // PyTorch's float-to-int conversion gives INT32_MIN for |v| ≥ 2^31 (PEERS.md defect 6).
+      // PyTorch's float-to-int conversion gives INT32_MIN for |v| ≥ 2^31 (docs/PEERS.md defect 6).
       const std::int64_t r = std::fabs(v) < kTwo31 ? static_cast<std::int64_t>(round_half_even(v))
                                                    : std::numeric_limits<std::int32_t>::min();
       return finish(r);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The output stage: turns the exact accumulator of one output element into the output value,
 // following one output scheme of SPEC §4 bit for bit. Per-channel constants are derived once
 // (from the scales, the bias and the scheme) so every engine applies the same numbers.

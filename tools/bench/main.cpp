@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qconv-bench: times network convolution layers through qconv and verifies them against the
 // reference engine. See --help, or usage() in options.cpp.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The peer: oneDNN's int8 convolution on the same layer, in its own best setup (u8 NHWC source,
 // s8 weights in the layout oneDNN prefers, reordered once at creation, per-channel scales, float
 // bias, u8 NHWC destination with a zero point). Linked into the bench only, never the library.

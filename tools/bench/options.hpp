@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qconv-bench's command line: what may be asked, parsed by hand (no dependency).
 #pragma once
 

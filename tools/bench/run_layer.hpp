@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One layer through the bench: prepare, time, verify.
 #pragma once
 

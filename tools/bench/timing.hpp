@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How many times a layer is run and how its time is summarised.
 #pragma once
 

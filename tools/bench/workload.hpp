@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The quantized problem the bench runs for a layer, and its random data.
 //
 // One realistic scheme for every layer: PyTorch's fbgemm (x86) quantized convolution as a

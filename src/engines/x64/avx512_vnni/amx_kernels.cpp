@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AMX blocks: 2 x 2 tiles of 16 pixels x 16 channels accumulated with tdpbusd (16 x 16 x 64
 // multiply-adds each), two passes for a 64-channel panel. Built with AMX and AVX-512 flags: see
 // kernels.hpp for why this file uses no standard-library templates.

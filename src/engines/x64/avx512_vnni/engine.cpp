@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AVX-512 VNNI engine: ordinary (groups = 1) NHWC convolution as a GEMM over output pixels,
 // register tiles of up to 6 pixels x 64 output channels (gemm_kernels.cpp), the output stage in
 // 16 lanes (epilogue_kernels.cpp). This file plans and packs at preparation and walks the tiles
@@ -156,6 +157,9 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
     if (path_ == Path::rows && patterns_ > 1) out << " (padded taps skipped)";
     if (padded_copy_) out << " (padding filled in a copy of the input)";
+    if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
+      out << " (NCHW through NHWC copies)";
+    }
     if (compact_copy_) out << " (strided pixels copied densely)";
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     if (epilogue_ == nullptr) out << " (scalar output stage)";
@@ -166,6 +170,15 @@ class Avx512VnniKernel final : public PreparedKernel {
     const avx512_vnni::StageView stage = stage_view(call.stage.vectors());
     const std::int64_t rows = row_count(call.batch);
     RunContext ctx = call;
+    const auto& d = problem_.desc();
+    // NCHW tensors: the tiles run on NHWC copies (scratch), the output transposed back at the end.
+    if (d.input_layout == Layout::NCHW) ctx.input = to_nhwc(call);
+    const bool nchw_output = d.output_layout == Layout::NCHW;
+    if (nchw_output) {
+      ctx.output = scratch(static_cast<std::size_t>(call.batch * out_h_ * out_w_ * out_channels_) *
+                               element_size(d.output_dtype),
+                           2);
+    }
     if (flip_input_) ctx.input_zero_point = call.input_zero_point + 128;
     if (padded_copy_) {
       ctx.input = pad_input(ctx);
@@ -181,6 +194,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       }
       if (amx_) avx512_vnni::amx_end();
     });
+    if (nchw_output) to_nchw(ctx.output, call);
   }
 
  private:
@@ -248,8 +262,50 @@ class Avx512VnniKernel final : public PreparedKernel {
     for (std::int64_t i = 0; i < bytes; ++i) to[i] = static_cast<std::uint8_t>(from[i] ^ 0x80u);
   }
 
-  static std::uint8_t* scratch(std::size_t bytes) {
-    thread_local AlignedVector<std::uint8_t> buffer;
+  // An NCHW input as NHWC, in this thread's scratch.
+  const void* to_nhwc(const RunContext& ctx) const {
+    const auto& d = problem_.desc();
+    const std::int64_t plane = d.in_height * d.in_width, c = channels_;
+    auto* out = scratch(static_cast<std::size_t>(ctx.batch * plane * c), 1);
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    parallel_for(ctx.threads, ctx.batch * d.in_height, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t n = row / d.in_height, h = row % d.in_height;
+        for (std::int64_t w = 0; w < d.in_width; ++w) {
+          const std::uint8_t* from = in + n * c * plane + h * d.in_width + w;
+          std::uint8_t* to = out + (row * d.in_width + w) * c;
+          for (std::int64_t ch = 0; ch < c; ++ch) to[ch] = from[ch * plane];
+        }
+      }
+    });
+    return out;
+  }
+
+  // The NHWC result into the caller's NCHW output.
+  void to_nchw(const void* nhwc, const RunContext& call) const {
+    const std::size_t element = element_size(problem_.desc().output_dtype);
+    const std::int64_t plane = out_h_ * out_w_, c = out_channels_;
+    const auto* in = static_cast<const std::byte*>(nhwc);
+    auto* out = static_cast<std::byte*>(call.output);
+    parallel_for(call.threads, call.batch * c, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t nc = begin; nc < end; ++nc) {
+        const std::int64_t n = nc / c, ch = nc % c;
+        std::byte* to = out + static_cast<std::size_t>(nc * plane) * element;
+        const std::byte* from = in + static_cast<std::size_t>(n * plane * c + ch) * element;
+        for (std::int64_t p = 0; p < plane; ++p) {
+          std::memcpy(to + static_cast<std::size_t>(p) * element,
+                      from + static_cast<std::size_t>(p * c) * element, element);
+        }
+      }
+    });
+  }
+
+  // This thread's scratch buffer number `slot` (0: the input's padded, dense or u8 copy, 1: an
+  // NHWC copy of an NCHW input, 2: an NHWC result for an NCHW output), grown once, then reused:
+  // no allocation after a thread's first call of a plan this size.
+  static std::uint8_t* scratch(std::size_t bytes, int slot = 0) {
+    thread_local AlignedVector<std::uint8_t> buffers[3];
+    AlignedVector<std::uint8_t>& buffer = buffers[slot];
     if (buffer.size() < bytes) buffer.resize(bytes);
     return buffer.data();
   }
@@ -697,9 +753,7 @@ class Avx512VnniEngine : public Engine {
     const auto& d = problem.desc();
     if (problem.transposed()) return "transposed convolution is not on this engine yet";
     if (d.groups != 1) return "grouped and depthwise convolution are not on this engine yet";
-    if (d.input_layout != Layout::NHWC || d.output_layout != Layout::NHWC) {
-      return "NCHW activations are not on this engine yet (NHWC only)";
-    }
+
     if (static_cast<int>(d.scheme.kind) > static_cast<int>(SchemeKind::tflite_single)) {
       return "scheme " + std::string(to_string(d.scheme.kind)) + " has no vector form yet";
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The output stage in 16 lanes: every scheme of SPEC §4, bit for bit as OutputStage::apply (the
 // scalar oracle these are tested against), plus the zero-point corrections that precede it. Each
 // float operation is its own instruction, so nothing is contracted into an FMA. Built with AVX-512

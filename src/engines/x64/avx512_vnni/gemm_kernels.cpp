@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GEMM register tiles: up to 6 output pixels x 64 output channels, all taps and input channels
 // summed in registers with vpdpbusd, one broadcast of 4 input bytes per row and K step reused
 // across the 4 weight vectors (a register broadcast beats the embedded {1to16} form: one load per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AVX-512 VNNI micro-kernels, behind a plain-C interface. They live in translation units built
 // with AVX-512 flags (CMakeLists.txt), so this header and those files use no standard-library
 // templates: an inline function instantiated there would be compiled for AVX-512 and could be the
