@@ -82,8 +82,8 @@ RandomProblemOptions ordinary(Rng& rng) {
   opt.op = OpKind::conv2d;
   opt.input_layout = Layout::NHWC;
   opt.output_layout = Layout::NHWC;
-  opt.depthwise = false;
-  opt.max_groups = 1;
+  opt.depthwise = rng.chance(0.1);
+  opt.max_groups = rng.pick<std::int64_t>({1, 1, 1, 4});
   opt.max_channels_per_group = rng.pick<std::int64_t>({3, 8, 20, 80});
   opt.max_kernel = rng.pick<std::int64_t>({1, 3, 5});
   opt.max_stride = rng.pick<std::int64_t>({1, 2, 3});
@@ -184,15 +184,29 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
     std::int64_t c, o, h, w, k, stride, pad, batch;
   };
   const Shape shapes[] = {
-      {17, 3, 5, 7, 3, 1, 1, 1},    {64, 64, 1, 1, 1, 1, 0, 1},  {3, 64, 9, 9, 7, 2, 3, 1},
-      {1, 1, 1, 1, 1, 1, 0, 1},     {4, 65, 6, 6, 3, 2, 1, 2},   {130, 17, 3, 4, 1, 2, 0, 3},
-      {5, 16, 7, 7, 3, 1, 4, 1},    {96, 129, 7, 7, 3, 1, 1, 1}, {7, 5, 2, 2, 5, 1, 2, 2},
-      {33, 48, 13, 11, 3, 2, 1, 1}, {256, 64, 4, 4, 1, 1, 0, 1}, {2, 8, 11, 11, 7, 2, 3, 1},
+      {17, 3, 5, 7, 3, 1, 1, 1},
+      {64, 64, 1, 1, 1, 1, 0, 1},
+      {3, 64, 9, 9, 7, 2, 3, 1},
+      {1, 1, 1, 1, 1, 1, 0, 1},
+      {4, 65, 6, 6, 3, 2, 1, 2},
+      {130, 17, 3, 4, 1, 2, 0, 3},
+      {5, 16, 7, 7, 3, 1, 4, 1},
+      {96, 129, 7, 7, 3, 1, 1, 1},
+      {7, 5, 2, 2, 5, 1, 2, 2},
+      {33, 48, 13, 11, 3, 2, 1, 1},
+      {256, 64, 4, 4, 1, 1, 0, 1},
+      {2, 8, 11, 11, 7, 2, 3, 1},
       // Blocks of 16 and 32 pixels on AMX (u8 inputs, channels a multiple of 64), with the
       // vpdpbusd tiles around them and partial panels.
-      {64, 64, 6, 40, 3, 1, 1, 1},  {128, 100, 3, 37, 1, 1, 0, 2}, {64, 128, 4, 70, 3, 2, 1, 1},
-      {192, 64, 9, 9, 1, 1, 0, 1},  {64, 17, 3, 50, 5, 1, 2, 1},   {64, 80, 1, 100, 1, 1, 0, 1},
-      {128, 64, 12, 14, 1, 2, 0, 2}, {3, 64, 20, 70, 7, 2, 3, 1},  {64, 64, 9, 9, 3, 2, 1, 2},
+      {64, 64, 6, 40, 3, 1, 1, 1},
+      {128, 100, 3, 37, 1, 1, 0, 2},
+      {64, 128, 4, 70, 3, 2, 1, 1},
+      {192, 64, 9, 9, 1, 1, 0, 1},
+      {64, 17, 3, 50, 5, 1, 2, 1},
+      {64, 80, 1, 100, 1, 1, 0, 1},
+      {128, 64, 12, 14, 1, 2, 0, 2},
+      {3, 64, 20, 70, 7, 2, 3, 1},
+      {64, 64, 9, 9, 3, 2, 1, 2},
   };
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {

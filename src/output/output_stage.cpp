@@ -233,7 +233,7 @@ void OutputStage::derive_vectors() {
   const bool per_channel = channels_.size() > 1;
   v.channel_step = per_channel ? 1 : 0;
   const auto lanes = static_cast<std::size_t>(
-      per_channel ? round_up(static_cast<std::int64_t>(channels_.size()), 16) : 16);
+      per_channel ? round_up(static_cast<std::int64_t>(channels_.size()), 16) + 16 : 16);
   v.zero_point = zero_point_;
   v.lo = static_cast<std::int32_t>(lo_);
   v.hi = static_cast<std::int32_t>(hi_);

@@ -42,7 +42,8 @@ thread_local int loaded_rows = 0;  // the configuration this thread loaded (0: n
 inline std::int64_t window_sum(const std::uint8_t* p, std::int32_t count) {
   __m512i sums = _mm512_setzero_si512();
   for (std::int32_t c = 0; c < count; c += 64) {
-    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(_mm512_loadu_si512(p + c), _mm512_setzero_si512()));
+    sums =
+        _mm512_add_epi64(sums, _mm512_sad_epu8(_mm512_loadu_si512(p + c), _mm512_setzero_si512()));
   }
   return _mm512_reduce_add_epi64(sums);
 }
@@ -110,11 +111,12 @@ void amx_block(const AmxBlock& b) {
   alignas(64) std::int32_t init[64];
   const __m512i zx = _mm512_set1_epi32(b.input_zero_point);
   for (int j = 0; j < 4; ++j) {
-    const __m512i v = b.zero_point_sums != nullptr
-                          ? _mm512_sub_epi32(_mm512_setzero_si512(),
-                                             _mm512_mullo_epi32(zx, _mm512_loadu_si512(
-                                                                        b.zero_point_sums + 16 * j)))
-                          : _mm512_setzero_si512();
+    const __m512i v =
+        b.zero_point_sums != nullptr
+            ? _mm512_sub_epi32(
+                  _mm512_setzero_si512(),
+                  _mm512_mullo_epi32(zx, _mm512_loadu_si512(b.zero_point_sums + 16 * j)))
+            : _mm512_setzero_si512();
     _mm512_store_si512(init + 16 * j, v);
   }
   for (int half = 0; half < 2; ++half) {
@@ -129,7 +131,7 @@ void amx_block(const AmxBlock& b) {
     std::int64_t total = 0;
     for (std::int32_t tap = 0; tap < b.taps; ++tap) {
       total += window_sum(b.input + (b.first_row + b.tap_offsets[tap] + i * b.row_stride),
-                                 64 * b.chunks);
+                          64 * b.chunks);
     }
     b.window_sums[i] = static_cast<std::int32_t>(total);
   }

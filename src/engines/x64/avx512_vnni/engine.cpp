@@ -85,6 +85,10 @@ class Avx512VnniKernel final : public PreparedKernel {
       : problem_(problem) {
     const auto& d = problem.desc();
     channels_ = d.in_channels;
+    groups_ = d.groups;
+    group_in_ = d.in_channels / d.groups;
+    group_out_ = d.out_channels / d.groups;
+    panels_per_group_ = (group_out_ + kPanelWidth - 1) / kPanelWidth;
     out_channels_ = d.out_channels;
     // An s8 input is read as u8 (x + 128, an xor of its copy; the zero point + 128 with it): the
     // sum (x − zx)(w − zw) is the same, and vpdpbusd and tdpbusd take a u8 input.
@@ -93,22 +97,26 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
     const bool strided = d.stride_h != 1 || d.stride_w != 1;
-    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
-        d.pad_right == 0) {
+    // Depthwise (multiplier 1): channels in lanes, its own tile (depthwise_kernels.cpp).
+    depthwise_ = d.groups > 1 && d.groups == d.in_channels && d.out_channels == d.in_channels;
+    if (depthwise_) {
+      path_ = Path::rows;
+    } else if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
+               d.pad_right == 0) {
       path_ = Path::flat;
-    } else if (channels_ < kIm2colBelowChannels && !one_by_one) {
+    } else if (channels_ < kIm2colBelowChannels && !one_by_one && d.groups == 1) {
       path_ = Path::im2col;
     } else {
       path_ = Path::rows;
     }
     // Bytes a tap reads per row: one pixel's channels, or (im2col) a whole window.
-    tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : channels_;
+    tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : group_in_;
     // AMX takes a u8 input, 64 bytes of channels at a time (an im2col row is padded to that).
-    amx_ = amx && (channels_ % 64 == 0 || path_ == Path::im2col);
+    amx_ = amx && (group_in_ % 64 == 0 || path_ == Path::im2col);
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
-    steps_ = (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
+    steps_ = depthwise_ ? 1 : (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
 
     // On AMX a padded layer runs on a copy of the input with its padding filled with the zero
@@ -140,6 +148,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     const auto& d = problem_.desc();
     std::ostringstream out;
     out << (amx_ ? "avx512_amx tdpbusd <=32x64 + vpdpbusd " : "avx512_vnni ");
+    if (depthwise_) out << "dwconv " << kMaxRows << "x" << kPanelWidth << " (channels in lanes) ";
     switch (path_) {
       case Path::flat:
         out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1";
@@ -325,22 +334,31 @@ class Avx512VnniKernel final : public PreparedKernel {
             true};
   }
 
+  // Output channel o's panel, lane in it, and slot (panel * 64 + lane).
+  std::int64_t panel_of(std::int64_t o) const {
+    return (o / group_out_) * panels_per_group_ + (o % group_out_) / kPanelWidth;
+  }
+  std::int64_t lane_of(std::int64_t o) const { return (o % group_out_) % kPanelWidth; }
+  std::int64_t slot_of(std::int64_t o) const { return panel_of(o) * kPanelWidth + lane_of(o); }
+
   // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
   std::vector<std::byte> canonical_bytes() const {
+    if (depthwise_) return depthwise_canonical_;
     const auto& d = problem_.desc();
     std::vector<std::byte> out(
-        static_cast<std::size_t>(out_channels_ * channels_ * d.kernel_h * d.kernel_w));
+        static_cast<std::size_t>(out_channels_ * group_in_ * d.kernel_h * d.kernel_w));
     std::size_t i = 0;
     for (std::int64_t o = 0; o < out_channels_; ++o) {
-      const std::int64_t p = o / kPanelWidth;
+      const std::int64_t p = panel_of(o);
       const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
       const std::int8_t* panel =
-          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + (o % kPanelWidth) * 4;
-      for (std::int64_t c = 0; c < channels_; ++c) {
+          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
+      for (std::int64_t c = 0; c < group_in_; ++c) {
         for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
           const std::int64_t t = path_ == Path::im2col ? 0 : tap;
           const std::int64_t k = path_ == Path::im2col ? tap * channels_ + c : c;
-          const auto stored = static_cast<std::uint8_t>(panel[(t * steps_ + k / 4) * lanes * 4 + k % 4]);
+          const auto stored =
+              static_cast<std::uint8_t>(panel[(t * steps_ + k / 4) * lanes * 4 + k % 4]);
           out[i++] = static_cast<std::byte>(static_cast<std::uint8_t>(stored + shift_));
         }
       }
@@ -349,40 +367,77 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
   // Weights into panels of 64 output channels: [panel][tap][step][panel width][4].
+  // Depthwise: s32 (w − zw) per 64-channel block, [block][tap][64].
+  void pack_depthwise(const Problem& problem, const CanonicalWeights& weights) {
+    const auto& d = problem.desc();
+    const std::int64_t taps = d.kernel_h * d.kernel_w;
+    panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
+    padded_channels_ = panels_ * kPanelWidth;
+    zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
+    tap_sums_.assign(static_cast<std::size_t>(taps_ * padded_channels_), 0);
+    depthwise_weights_.assign(static_cast<std::size_t>(panels_ * taps * kPanelWidth), 0);
+    for (std::int64_t p = 0; p < panels_; ++p) {
+      const std::int64_t width =
+          std::min<std::int64_t>(kPanelWidth, out_channels_ - p * kPanelWidth);
+      panel_vectors_.push_back(static_cast<int>((width + 15) / 16));
+      panel_widths_.push_back(static_cast<std::int32_t>(width));
+      panel_channels_.push_back(p * kPanelWidth);
+      panel_offsets_.push_back(0);
+    }
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int32_t zw = problem.weight_zero_point(o);
+      const std::int16_t* values = weights.channel(o).data();
+      for (std::int64_t t = 0; t < taps; ++t) {
+        depthwise_weights_[static_cast<std::size_t>(((o / kPanelWidth) * taps + t) * kPanelWidth +
+                                                    o % kPanelWidth)] = values[t] - zw;
+      }
+    }
+    depthwise_canonical_ = weights.bytes();
+  }
+
   void pack(const Problem& problem, const CanonicalWeights& weights) {
+    if (depthwise_) {
+      pack_depthwise(problem, weights);
+      return;
+    }
     const auto& d = problem.desc();
     const bool u8_weights = d.weight_dtype == DType::u8;
     // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
     shift_ = u8_weights ? 128 : 0;
     const std::int32_t shift = shift_;
-    panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
+    // Panels of up to 64 channels of one group each; per-channel arrays (zw', the tap sums) are
+    // indexed by slot, 64 per panel, the output stage by output channel.
+    panels_ = groups_ * panels_per_group_;
     padded_channels_ = panels_ * kPanelWidth;
     zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
+    const std::int32_t first_zw = problem.weight_zero_point(0) - shift;
     for (std::int64_t o = 0; o < out_channels_; ++o) {
       const std::int32_t zw = problem.weight_zero_point(o) - shift;
-      zero_points_[static_cast<std::size_t>(o)] = zw;
+      zero_points_[static_cast<std::size_t>(slot_of(o))] = zw;
       needs_window_sums_ = needs_window_sums_ || zw != 0;
-      uniform_zero_point_ = uniform_zero_point_ && zw == zero_points_[0];
+      uniform_zero_point_ = uniform_zero_point_ && zw == first_zw;
     }
     // Σ(w' − zw') per tap and channel, for the padding patterns.
     tap_sums_.assign(static_cast<std::size_t>(taps_ * padded_channels_), 0);
     std::int64_t total = 0;
     for (std::int64_t p = 0; p < panels_; ++p) {
-      const std::int64_t width =
-          std::min<std::int64_t>(kPanelWidth, out_channels_ - p * kPanelWidth);
+      const std::int64_t g = p / panels_per_group_, q = p % panels_per_group_;
+      const std::int64_t width = std::min<std::int64_t>(kPanelWidth, group_out_ - q * kPanelWidth);
       const std::int64_t vectors = (width + 15) / 16;
       panel_offsets_.push_back(total);
       panel_vectors_.push_back(static_cast<int>(vectors));
+      panel_widths_.push_back(static_cast<std::int32_t>(width));
+      panel_channels_.push_back(g * group_out_ + q * kPanelWidth);
       total += taps_ * steps_ * vectors * 64;
     }
     packed_.assign(static_cast<std::size_t>(total), 0);
     // Reads each channel's canonical (c, r, s) values in order; writes each to its panel lane.
     std::vector<std::int32_t> sums(static_cast<std::size_t>(taps_));
     for (std::int64_t o = 0; o < out_channels_; ++o) {
-      const std::int64_t p = o / kPanelWidth, lane = o % kPanelWidth;
+      const std::int64_t p = panel_of(o), lane = lane_of(o);
       const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
       std::int8_t* panel = packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane * 4;
-      const std::int32_t zw = zero_points_[static_cast<std::size_t>(o)];
+      const std::int32_t zw = zero_points_[static_cast<std::size_t>(slot_of(o))];
       std::fill(sums.begin(), sums.end(), 0);
       const std::int16_t* values = weights.channel(o).data();
       const std::int64_t kernel_taps = d.kernel_h * d.kernel_w;
@@ -390,7 +445,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       // consecutive bytes of a step go out as one 32-bit store.
       std::int32_t sum = 0;  // Σ(w' − zw') of the tap being packed
       const auto at = [&](std::int64_t c, std::int64_t tap) -> std::uint32_t {
-        if (c >= channels_) return 0;
+        if (c >= group_in_) return 0;
         const std::int32_t w = values[c * kernel_taps + tap] - shift;
         sum += w - zw;
         return static_cast<std::uint8_t>(w);
@@ -406,7 +461,7 @@ class Avx512VnniKernel final : public PreparedKernel {
           continue;
         }
         std::int8_t* block = panel + tap * steps_ * lanes * 4;
-        for (std::int64_t c = 0; c < channels_; c += 4) {
+        for (std::int64_t c = 0; c < group_in_; c += 4) {
           const std::uint32_t word =
               at(c, tap) | at(c + 1, tap) << 8 | at(c + 2, tap) << 16 | at(c + 3, tap) << 24;
           std::memcpy(block + (c / 4) * lanes * 4, &word, 4);
@@ -414,7 +469,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         sums[static_cast<std::size_t>(tap)] = sum;
       }
       for (std::int64_t t = 0; t < taps_; ++t) {
-        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] =
+        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + slot_of(o))] =
             sums[static_cast<std::size_t>(t)];
       }
     }
@@ -438,8 +493,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> row_kinds, column_kinds;
     std::vector<std::pair<std::int64_t, std::int64_t>> row_ranges, column_ranges;
     for (std::int64_t y = 0; y < out_h_; ++y) {
-      const auto range =
-          valid_taps(y, d.stride_h, d.dilation_h, pad_top_, d.kernel_h, in_h_);
+      const auto range = valid_taps(y, d.stride_h, d.dilation_h, pad_top_, d.kernel_h, in_h_);
       const auto [it, added] =
           row_kinds.emplace(range, static_cast<std::int32_t>(row_ranges.size()));
       if (added) row_ranges.push_back(range);
@@ -449,9 +503,9 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::int64_t run_begin = 0;
     std::pair<std::int64_t, std::int64_t> run_range{};
     for (std::int64_t x = 0; x <= out_w_; ++x) {
-      const auto range =
-          x < out_w_ ? valid_taps(x, d.stride_w, d.dilation_w, pad_left_, d.kernel_w, in_w_)
-                     : std::pair<std::int64_t, std::int64_t>{-1, -1};
+      const auto range = x < out_w_
+                             ? valid_taps(x, d.stride_w, d.dilation_w, pad_left_, d.kernel_w, in_w_)
+                             : std::pair<std::int64_t, std::int64_t>{-1, -1};
       if (x > 0 && range != run_range) {
         const auto [it, added] =
             column_kinds.emplace(run_range, static_cast<std::int32_t>(column_ranges.size()));
@@ -519,15 +573,21 @@ class Avx512VnniKernel final : public PreparedKernel {
     const avx512_vnni::StageView& stage;
     std::int64_t panel;
     int vectors;
-    std::int32_t channels;  // valid output channels in the panel
+    std::int32_t channels;       // valid output channels in the panel
+    std::int64_t first_channel;  // the panel's first output channel
+    std::int64_t input_offset;   // its group's first input channel, in bytes into a pixel
   };
 
   void run_row(const RunContext& ctx, const avx512_vnni::StageView& stage, std::int64_t panel,
                std::int64_t row) const {
     const auto p = static_cast<std::size_t>(panel);
-    const PanelRun pr{ctx, stage, panel, panel_vectors_[p],
-                      static_cast<std::int32_t>(std::min<std::int64_t>(
-                          kPanelWidth, out_channels_ - panel * kPanelWidth))};
+    const PanelRun pr{ctx,
+                      stage,
+                      panel,
+                      panel_vectors_[p],
+                      panel_widths_[p],
+                      panel_channels_[p],
+                      depthwise_ ? panel * kPanelWidth : (panel / panels_per_group_) * group_in_};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * kFlatChunk;
@@ -605,7 +665,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
   }
 
-  static constexpr std::int64_t kMaxIm2colBytes = 1024;  // one window, C_in * kh * kw
+  static constexpr std::int64_t kMaxIm2colBytes = 1024;          // one window, C_in * kh * kw
   static constexpr std::int64_t kIm2colBufferBytes = 32 * 1024;  // at least 32 rows of 1024
   std::int64_t im2col_stride() const { return round_up(tap_bytes_, amx_ ? 64 : 4); }
   // Bytes of input a tap reads per row, as the kernels see them (an im2col row: its whole stride,
@@ -652,8 +712,18 @@ class Avx512VnniKernel final : public PreparedKernel {
         pr.ctx.input_zero_point != 0
             ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
             : nullptr;
+    if (depthwise_) {
+      for (std::int32_t t = 0; t < taps; ++t) {
+        tap_weights[t] = (pr.panel * problem_.desc().kernel_h * problem_.desc().kernel_w +
+                          tap_weights_[static_cast<std::size_t>(first_tap + t)]) *
+                         kPanelWidth;
+      }
+      avx512_vnni::depthwise_tile({input, origin + pr.input_offset, row_stride,
+                                   tap_offsets_.data() + first_tap, tap_weights, taps, pr.channels,
+                                   rows, depthwise_weights_.data(), pr.ctx.input_zero_point, acc});
+    }
     const avx512_vnni::GemmTile tile{input,
-                                     origin,
+                                     origin + pr.input_offset,
                                      row_stride,
                                      row_offsets,
                                      tap_offsets_.data() + first_tap,
@@ -667,18 +737,21 @@ class Avx512VnniKernel final : public PreparedKernel {
                                      pr.ctx.input_zero_point,
                                      acc,
                                      needs_window_sums_ ? window_sums : nullptr};
-    if (rows > kMaxRows) {
-      avx512_vnni::amx_block({input, origin, row_stride, tap_offsets_.data() + first_tap,
-                              tap_weights, taps, static_cast<std::int32_t>(tap_stride() / 64),
-                              rows, packed_.data() + panel_offsets_[p], zero_point_sums,
-                              pr.ctx.input_zero_point, acc,
-                              needs_window_sums_ ? window_sums : nullptr});
+    if (depthwise_) {
+      // (done above: the sum is already exact)
+    } else if (rows > kMaxRows) {
+      avx512_vnni::amx_block(
+          {input, origin + pr.input_offset, row_stride, tap_offsets_.data() + first_tap,
+           tap_weights, taps, static_cast<std::int32_t>(tap_stride() / 64), rows,
+           packed_.data() + panel_offsets_[p], zero_point_sums, pr.ctx.input_zero_point, acc,
+           needs_window_sums_ ? window_sums : nullptr});
     } else {
       avx512_vnni::gemm_tile_kernel(rows, pr.vectors)(tile);
     }
 
     const RunContext& ctx = pr.ctx;
-    const std::int64_t channel = pr.panel * kPanelWidth;
+    const std::int64_t channel = pr.first_channel;  // output channels; slots for the rest
+    const std::int64_t slot = pr.panel * kPanelWidth;
     const std::size_t element = element_size(problem_.desc().output_dtype);
     const avx512_vnni::TileOutput out{
         acc,
@@ -686,7 +759,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         pr.channels,
         channel,
         needs_window_sums_ ? window_sums : nullptr,
-        zero_points_.data() + channel,
+        zero_points_.data() + slot,
         uniform_zero_point_,
         static_cast<std::byte*>(ctx.output) +
             static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
@@ -713,7 +786,10 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::int32_t shift_ = 0;  // w' = w − shift_
   Problem problem_;
   Path path_ = Path::rows;
-  bool flip_input_ = false;  // an s8 input, run as u8 from a copy
+  bool flip_input_ = false;
+  bool depthwise_ = false;
+  AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64]
+  std::vector<std::byte> depthwise_canonical_;     // an s8 input, run as u8 from a copy
   bool needs_window_sums_ = false;
   bool amx_ = false;
   bool padded_copy_ = false;
@@ -724,6 +800,9 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::int64_t channels_ = 0, out_channels_ = 0, out_h_ = 0, out_w_ = 0;
   std::int64_t tap_bytes_ = 0, steps_ = 0, taps_ = 0;
   std::int64_t panels_ = 0, padded_channels_ = 0;
+  std::int64_t groups_ = 1, group_in_ = 0, group_out_ = 0, panels_per_group_ = 0;
+  std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
+  std::vector<std::int64_t> panel_channels_;  // each panel's first output channel
   AlignedVector<std::int8_t> packed_;
   std::vector<std::int64_t> panel_offsets_;
   std::vector<int> panel_vectors_;
@@ -752,7 +831,6 @@ class Avx512VnniEngine : public Engine {
     }
     const auto& d = problem.desc();
     if (problem.transposed()) return "transposed convolution is not on this engine yet";
-    if (d.groups != 1) return "grouped and depthwise convolution are not on this engine yet";
 
     if (static_cast<int>(d.scheme.kind) > static_cast<int>(SchemeKind::tflite_single)) {
       return "scheme " + std::string(to_string(d.scheme.kind)) + " has no vector form yet";

@@ -20,14 +20,15 @@ struct Lanes {
   static Lanes load(const StageView& s, std::int64_t channel) {
     const std::int64_t at = channel * s.channel_step;
     Lanes l{};
-    const auto i32 = [&](const std::int32_t* base) { return _mm512_load_si512(base + at); };
+    // Unaligned loads: a group's panel may start at any output channel.
+    const auto i32 = [&](const std::int32_t* base) { return _mm512_loadu_si512(base + at); };
     if constexpr (K != SchemeKind::fbgemm && K != SchemeKind::onednn) l.bias_s32 = i32(s.bias_s32);
     if constexpr (K == SchemeKind::fbgemm || K == SchemeKind::onednn) {
-      l.bias_f32 = _mm512_load_ps(s.bias_f32 + at);
+      l.bias_f32 = _mm512_loadu_ps(s.bias_f32 + at);
     }
     if constexpr (K != SchemeKind::int32 && K != SchemeKind::tvm && K != SchemeKind::tflite &&
                   K != SchemeKind::tflite_single) {
-      l.scale_f32 = _mm512_load_ps(s.scale_f32 + at);
+      l.scale_f32 = _mm512_loadu_ps(s.scale_f32 + at);
     }
     if constexpr (K == SchemeKind::tvm || K == SchemeKind::tflite ||
                   K == SchemeKind::tflite_single) {
