@@ -113,9 +113,10 @@ TEST_P(EngineConformance, RandomProblemsBitExact) {
 
 TEST_P(EngineConformance, EveryScheme_DType_AndZeroPointExtreme) {
   Rng rng(7);
-  for (SchemeKind scheme : {SchemeKind::int32, SchemeKind::fbgemm, SchemeKind::qnnpack,
-                            SchemeKind::onednn, SchemeKind::onnx, SchemeKind::tvm,
-                            SchemeKind::tvm_f32, SchemeKind::tflite, SchemeKind::tflite_single}) {
+  for (SchemeKind scheme :
+       {SchemeKind::int32, SchemeKind::fbgemm, SchemeKind::qnnpack, SchemeKind::onednn,
+        SchemeKind::onnx, SchemeKind::tvm, SchemeKind::tvm_f32, SchemeKind::tflite,
+        SchemeKind::tflite_single, SchemeKind::onnxruntime}) {
     for (DType input : {DType::u8, DType::s8}) {
       for (DType weight : {DType::u8, DType::s8}) {
         for (int round = 0; round < 6; ++round) {

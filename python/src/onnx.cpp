@@ -55,7 +55,7 @@ void bind_onnx(py::module_& m) {
          py::handle w_scale, py::handle w_zero_point, py::handle y_scale, py::handle y_zero_point,
          py::handle B, std::string auto_pad, py::handle dilations, std::int64_t group,
          py::handle kernel_shape, py::handle pads, py::handle strides, std::string y_dtype,
-         int threads) {
+         int threads, std::string semantics) {
         onnx::ConvAttributes attributes;
         set_attributes(attributes, std::move(auto_pad), dilations, group, kernel_shape, pads,
                        strides, threads);
@@ -71,13 +71,14 @@ void bind_onnx(py::module_& m) {
         const std::optional<ArrayView> bias = convert_optional(B, "B", Layout::X, DType::s32);
         return to_numpy(without_gil([&] {
           return onnx::qlinear_conv(xv.view, sx, zx, wv.view, sw, zw, sy, zy,
-                                    span_of<std::int32_t>(bias), attributes, out);
+                                    span_of<std::int32_t>(bias), attributes, out, semantics);
         }));
       },
       py::arg("x"), py::arg("x_scale"), py::arg("x_zero_point"), py::arg("w"), py::arg("w_scale"),
       py::arg("w_zero_point"), py::arg("y_scale"), py::arg("y_zero_point"), py::arg("B"),
       py::arg("auto_pad"), py::arg("dilations"), py::arg("group"), py::arg("kernel_shape"),
-      py::arg("pads"), py::arg("strides"), py::arg("y_dtype"), py::arg("threads"));
+      py::arg("pads"), py::arg("strides"), py::arg("y_dtype"), py::arg("threads"),
+      py::arg("semantics"));
 
   m.def(
       "onnx_conv_integer",

@@ -146,7 +146,7 @@ ProblemDesc read_problem(ByteReader& r) {
                                                   [&](const std::string& f) { return r.i32(f); });
   d.output_scale = r.f64("problem.output_scale");
   d.output_zero_point = r.i32("problem.output_zero_point");
-  d.scheme.kind = read_enum(r, "problem.scheme", SchemeKind::tflite_single);
+  d.scheme.kind = read_enum(r, "problem.scheme", SchemeKind::onnxruntime);
   d.scheme.rounding = read_enum(r, "problem.rounding", Rounding::tonearest);
   d.scheme.multiplier_q31 = read_vector<std::int32_t>(
       r, "problem.scheme.multiplier_q31", 4, [&](const std::string& f) { return r.i32(f); });

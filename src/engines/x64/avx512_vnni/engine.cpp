@@ -704,7 +704,6 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
     const std::int64_t n = row / out_h_;
     const std::int64_t y = row % out_h_;
-    const auto& d = problem_.desc();
     const std::int64_t first_pixel = (n * out_h_ + y) * out_w_;
     if (path_ == Path::im2col) {
       // Windows of a run of tiles gathered at once, so that the stores have left before the tiles
@@ -911,9 +910,6 @@ class Avx512VnniEngine : public Engine {
     }
     const auto& d = problem.desc();
 
-    if (static_cast<int>(d.scheme.kind) > static_cast<int>(SchemeKind::tflite_single)) {
-      return "scheme " + std::string(to_string(d.scheme.kind)) + " has no vector form yet";
-    }
     if (d.kernel_h * d.kernel_w > Avx512VnniKernel::kMaxTapsOnStack) {
       return "more than " + std::to_string(Avx512VnniKernel::kMaxTapsOnStack) + " kernel taps";
     }
