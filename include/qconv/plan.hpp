@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "qconv/problem.hpp"
 #include "qconv/tensor.hpp"
@@ -49,6 +50,16 @@ class BiasView {
   std::span<const std::int32_t> s32_;
   std::span<const float> f32_;
 };
+
+// An engine built into this library and whether this process can run it.
+struct EngineInfo {
+  std::string name;
+  bool available = false;
+  std::string reason;  // why not, when not available (e.g. "this CPU lacks avx512vnni")
+};
+
+// The built-in engines, in the order "auto" tries them (fastest first, "reference" last).
+std::vector<EngineInfo> engines();
 
 struct PrepareOptions {
   // "auto" picks the fastest engine that can run the problem on this CPU (or the one named by the

@@ -220,6 +220,16 @@ Plan Plan::prepare(const Problem& problem, const ConstTensorView& weights,
   return detail::prepare_plan(problem, detail::CanonicalWeights(problem, weights), options);
 }
 
+std::vector<EngineInfo> engines() {
+  const Problem plain{ProblemDesc{}};  // the simplest valid problem: what any engine takes
+  std::vector<EngineInfo> out;
+  for (const detail::Engine* engine : detail::all_engines()) {
+    std::string why_not = engine->unsupported_reason(plain);
+    out.push_back({std::string(engine->name()), why_not.empty(), std::move(why_not)});
+  }
+  return out;
+}
+
 const Problem& Plan::problem() const { return impl_->problem; }
 std::string_view Plan::engine() const { return impl_->engine->name(); }
 

@@ -91,4 +91,15 @@ void check_layer_table() {
   }
 }
 
+std::string benchdnn_problem(const Problem& problem) {
+  const ProblemDesc& d = problem.desc();
+  const auto n = [](std::int64_t v) { return std::to_string(v); };
+  return std::string(problem.transposed() ? "deconv:" : "") + "mb" + n(d.batch) + "_g" +
+         n(d.groups) + "ic" + n(d.in_channels) + "oc" + n(d.out_channels) + "_ih" + n(d.in_height) +
+         "oh" + n(problem.out_height()) + "kh" + n(d.kernel_h) + "sh" + n(d.stride_h) + "dh" +
+         n(d.dilation_h - 1) + "ph" + n(d.pad_top) + "_iw" + n(d.in_width) + "ow" +
+         n(problem.out_width()) + "kw" + n(d.kernel_w) + "sw" + n(d.stride_w) + "dw" +
+         n(d.dilation_w - 1) + "pw" + n(d.pad_left);
+}
+
 }  // namespace qconv::bench

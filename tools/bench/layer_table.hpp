@@ -41,6 +41,11 @@ ProblemDesc geometry(const LayerRow& row);
 // frameworks' convention, and the table's).
 std::int64_t macs(const Problem& problem);
 
+// The problem as oneDNN's benchdnn spells a convolution, so a row can be re-run there:
+// "mb1_g1ic64oc64_ih56oh56kh3sh1dh0ph1_iw56ow56kw3sw1dw0pw1" (dilation d written as d - 1, as
+// benchdnn does; "deconv:" before a transposed problem).
+std::string benchdnn_problem(const Problem& problem);
+
 // Checks every row: a known op, a valid problem, a positive count, and MACs computed from the
 // geometry equal to the table's macs_batch1. Throws std::runtime_error naming the row otherwise.
 void check_layer_table();

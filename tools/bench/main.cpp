@@ -116,6 +116,12 @@ int run(const Options& options, const std::vector<const LayerRow*>& rows) {
     print_list(std::cout, rows);
     return 0;
   }
+  if (options.list_engines) {
+    for (const EngineInfo& e : engines()) {
+      std::cout << e.name << ": " << (e.available ? "runs on this CPU" : e.reason) << '\n';
+    }
+    return 0;
+  }
   std::ofstream json;
   if (!options.json_path.empty()) {
     json.open(options.json_path);

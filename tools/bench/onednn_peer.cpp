@@ -65,9 +65,9 @@ class OnednnConvolution final : public Peer {
       make(pd);
       primitive_ = dnnl::deconvolution_forward(pd);
     } else {
-      const dnnl::convolution_forward::desc desc(
-          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, weights,
-          bias, dst, strides, dilation, pad_begin, pad_end);
+      const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                                 dnnl::algorithm::convolution_direct, src, weights,
+                                                 bias, dst, strides, dilation, pad_begin, pad_end);
       const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
       make(pd);
       primitive_ = dnnl::convolution_forward(pd);

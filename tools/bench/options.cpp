@@ -87,6 +87,7 @@ Options:
   --clock-ghz F       core clock for the peak share (default: measured by a dependent-add loop)
   --json FILE         also write one JSON record per layer to FILE
   --list              list the layers of the table (of --network when given) and exit
+  --list-engines      list qconv's engines, whether this CPU runs them and why not, and exit
   --help              show this text and exit
 
 Exit status: 0 success, 1 a layer differs from the reference engine (or another failure),
@@ -140,6 +141,7 @@ Options parse_options(std::span<const std::string_view> args) {
       {"--verify", [&] { options.verify = true; }},
       {"--no-verify", [&] { options.verify = false; }},
       {"--list", [&] { options.list = true; }},
+      {"--list-engines", [&] { options.list_engines = true; }},
       {"--help", [&] { options.help = true; }},
       {"-h", [&] { options.help = true; }}};
 

@@ -38,6 +38,7 @@ struct Options {
   std::string input_dtype = "u8";
   std::optional<double> clock_ghz;  // overrides the measured clock
   bool list = false;
+  bool list_engines = false;
   bool help = false;
 };
 

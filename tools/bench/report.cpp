@@ -120,6 +120,9 @@ void write_json(std::ostream& out, std::span<const LayerResult> results,
     } else {
       out << "null";
     }
+    out << ", \"problem\": ";
+    write_string(out, r.problem);
+    out << ", \"min_ms\": " << r.timing.min_ms << ", \"stddev_ms\": " << r.timing.stddev_ms;
     out << ", \"prepare_ms\": " << r.prepare_ms
         << ", \"pct_of_peak\": " << 100.0 * g / settings.peak_gops();
     if (r.peer_timing) {

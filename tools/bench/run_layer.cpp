@@ -61,6 +61,7 @@ LayerResult run_layer(const LayerRow& row, const Options& options, const RepeatP
   result.row = &row;
   result.engine = std::string(plan.engine());
   result.description = plan.describe();
+  result.problem = benchdnn_problem(workload.problem);
   result.macs = macs(workload.problem);
   result.timing = timing;
   result.prepare_ms = prepare_ms;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 #include <vector>
 
@@ -28,7 +29,11 @@ Timing median_of(std::vector<double> times_ms) {
   const std::size_t n = times_ms.size();
   if (n == 0) return {};
   const double median = n % 2 ? times_ms[n / 2] : (times_ms[n / 2 - 1] + times_ms[n / 2]) / 2;
-  return {median, static_cast<int>(n)};
+  double mean = 0.0;
+  for (double t : times_ms) mean += t / static_cast<double>(n);
+  double variance = 0.0;
+  for (double t : times_ms) variance += (t - mean) * (t - mean) / static_cast<double>(n);
+  return {median, static_cast<int>(n), times_ms.front(), std::sqrt(variance)};
 }
 
 }  // namespace
@@ -80,10 +85,7 @@ Timing time_runs(const std::function<void()>& run, const RepeatPolicy& policy) {
     times_ms.push_back(ms);
     total_ms += ms;
   }
-  std::sort(times_ms.begin(), times_ms.end());
-  const std::size_t n = times_ms.size();
-  const double median = n % 2 ? times_ms[n / 2] : (times_ms[n / 2 - 1] + times_ms[n / 2]) / 2;
-  return {median, static_cast<int>(n)};
+  return median_of(std::move(times_ms));
 }
 
 }  // namespace qconv::bench

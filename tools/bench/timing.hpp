@@ -25,14 +25,17 @@ RepeatPolicy repeat_policy(const Options& options);
 struct Timing {
   double median_ms = 0.0;
   int runs = 0;
+  double min_ms = 0.0;
+  double stddev_ms = 0.0;  // of the timed runs (a noisy machine shows here)
 };
 
 // One untimed warm-up run, then timed runs as the policy says; the median of the timed runs.
 Timing time_runs(const std::function<void()>& run, const RepeatPolicy& policy);
 
 // Two workloads timed side by side in alternating rounds, so that a change of machine load hits
-// both alike: each round runs `a` then `b` for about a millisecond each, after a 3 ms pause (for the
-// other's helper threads to stop spinning) and an untimed warm-up run, until both meet the policy.
+// both alike: each round runs `a` then `b` for about a millisecond each, after a 3 ms pause (for
+// the other's helper threads to stop spinning) and an untimed warm-up run, until both meet the
+// policy.
 std::pair<Timing, Timing> time_alternating(const std::function<void()>& a,
                                            const std::function<void()>& b,
                                            const RepeatPolicy& policy);
