@@ -78,7 +78,7 @@ def conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, paddi
     w, sw, zw, w_axis = unpack(weight, "weight")
     values, out_scale, out_zero_point = _conv2d(
         x, sx, zx, x_axis, w, sw, zw, w_axis, float_array(bias), stride, padding, dilation, groups,
-        padding_mode, scale, zero_point, dtype_name(dtype), engine, relu, threads)
+        scale, zero_point, dtype_name(dtype), engine, relu, threads, padding_mode)
     return pack(values, out_scale, out_zero_point, input)
 
 
@@ -119,6 +119,6 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     x, sx, zx, x_axis = unpack(input, "input")
     w, sw, zw, w_axis = unpack(weight, "weight")
     values, out_scale, out_zero_point = _conv_transpose2d(
-        x, sx, zx, x_axis, w, sw, zw, w_axis, float_array(bias), stride, padding, output_padding,
-        groups, dilation, scale, zero_point, dtype_name(dtype), engine, relu, threads)
+        x, sx, zx, x_axis, w, sw, zw, w_axis, float_array(bias), stride, padding, dilation, groups,
+        scale, zero_point, dtype_name(dtype), engine, relu, threads, output_padding)
     return pack(values, out_scale, out_zero_point, input)

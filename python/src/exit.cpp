@@ -1,0 +1,65 @@
+// The module's shutdown: computations still in flight when Python exits are waited for before the
+// interpreter and the C++ statics are torn down (without_gil.hpp says why).
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+
+#include "bindings.hpp"
+#include "without_gil.hpp"
+
+namespace qconv::python {
+
+namespace {
+
+struct InFlight {
+  std::mutex mutex;
+  std::condition_variable idle;
+  int count = 0;
+  bool closing = false;
+};
+
+// Never destroyed: daemon threads may still count out while the process's statics go away.
+InFlight& in_flight() {
+  static auto* state = new InFlight;
+  return *state;
+}
+
+}  // namespace
+
+namespace detail {
+
+void enter_computation() {
+  InFlight& s = in_flight();
+  const std::lock_guard lock(s.mutex);
+  if (s.closing) {
+    // Only a daemon thread can get here: Python is exiting.
+    throw std::runtime_error("qconv: the interpreter is exiting; no new computation starts");
+  }
+  ++s.count;
+}
+
+void leave_computation() noexcept {
+  InFlight& s = in_flight();
+  const std::lock_guard lock(s.mutex);
+  if (--s.count == 0) s.idle.notify_all();
+}
+
+}  // namespace detail
+
+void register_exit_hook(pybind11::module_& m) {
+  namespace py = pybind11;
+  m.def("_wait_for_computations", [] {
+    InFlight& s = in_flight();
+    {
+      const std::lock_guard lock(s.mutex);
+      s.closing = true;
+    }
+    // The computations in flight need the GIL back to finish.
+    const py::gil_scoped_release release;
+    std::unique_lock lock(s.mutex);
+    s.idle.wait(lock, [&s] { return s.count == 0; });
+  });
+  py::module_::import("atexit").attr("register")(m.attr("_wait_for_computations"));
+}
+
+}  // namespace qconv::python
