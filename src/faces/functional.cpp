@@ -157,7 +157,7 @@ QuantizedTensor conv_transpose2d(const QTensor& input, const QTensor& weight,
           "per-channel weights of conv_transpose2d (axis 1 of IOHW) need groups == 1");
   // C_out is C_out/groups (the weight's axis 1) times groups: both must be valid before the
   // product is formed.
-  constexpr std::int64_t kMaxSize = std::numeric_limits<std::int32_t>::max();
+  using detail::kMaxSize;
   require(options.groups >= 1 && options.groups <= kMaxSize, "groups", options.groups,
           "must be between 1 and 2^31 - 1");
   require<ShapeMismatch>(weight.values.dim(1) <= kMaxSize / options.groups, "weight.shape[1]",
