@@ -78,22 +78,32 @@ std::vector<int> run_golden(const qconv::Plan& plan, const nlohmann::json& golde
   return std::vector<int>(out, out + y.elements());
 }
 
-nlohmann::json golden_json(int version) {
-  std::ifstream in(kGolden / ("v" + std::to_string(version) + ".json"));
+// tests/data/prepared/v<version><suffix>.<extension>
+fs::path golden_file(unsigned version, std::string_view suffix, std::string_view extension) {
+  std::string name = "v";
+  name += std::to_string(version);
+  name += suffix;
+  name += '.';
+  name += extension;
+  return kGolden / name;
+}
+
+nlohmann::json golden_json(unsigned version) {
+  std::ifstream in(golden_file(version, "", "json"));
   return nlohmann::json::parse(in);
 }
 
 // ---- files written by earlier builds ----
 
 TEST(SerializeGolden, EveryFormatVersionsFilesLoadAndComputeWhatTheirBuildComputed) {
-  for (int version = static_cast<int>(qconv::detail::kOldestFormatVersion);
-       version <= static_cast<int>(qconv::detail::kFormatVersion); ++version) {
+  for (unsigned version = qconv::detail::kOldestFormatVersion;
+       version <= qconv::detail::kFormatVersion; ++version) {
     const nlohmann::json golden = golden_json(version);
-    ASSERT_EQ(golden["format_version"], version);
+    ASSERT_EQ(golden["format_version"].get<unsigned>(), version);
     const std::vector<int> expected = golden["output"].get<std::vector<int>>();
     ASSERT_EQ(expected.size(), 96u);
     for (const std::string suffix : {"", "_original"}) {
-      const fs::path file = kGolden / ("v" + std::to_string(version) + suffix + ".qcpw");
+      const fs::path file = golden_file(version, suffix, "qcpw");
       ASSERT_EQ(read_le(read_bytes(file), 8, 4), static_cast<std::uint64_t>(version)) << file;
       const qconv::Plan plan = qconv::load(file);
       EXPECT_EQ(run_golden(plan, golden), expected) << file;
@@ -114,8 +124,7 @@ TEST(SerializeGolden, EveryFormatVersionsFilesLoadAndComputeWhatTheirBuildComput
 TEST(SerializeGolden, TheCurrentVersionIsWrittenByteForByteAsItsGoldenFile) {
   // A change of the bytes written without a new format version (and new golden files) fails here.
   for (const std::string suffix : {"", "_original"}) {
-    const fs::path file =
-        kGolden / ("v" + std::to_string(qconv::detail::kFormatVersion) + suffix + ".qcpw");
+    const fs::path file = golden_file(qconv::detail::kFormatVersion, suffix, "qcpw");
     const Bytes golden = read_bytes(file);
     const Bytes again = qconv::serialize(qconv::load(file), {suffix == "_original"});
     EXPECT_EQ(again, golden) << file;
@@ -130,7 +139,7 @@ std::size_t packing_version_offset(const Bytes& b) {
 }
 
 TEST(SerializeGolden, AnotherPackingVersionRepacksOrIsRefusedSayingWhy) {
-  const fs::path file = kGolden / ("v" + std::to_string(qconv::detail::kFormatVersion) + ".qcpw");
+  const fs::path file = golden_file(qconv::detail::kFormatVersion, "", "qcpw");
   for (bool original : {false, true}) {
     const qconv::Plan plan = qconv::load(file);
     Bytes bytes = qconv::serialize(plan, {original});
