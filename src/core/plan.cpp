@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/allocation.hpp"
 #include "core/check.hpp"
 #include "core/parallel.hpp"
 #include "core/plan_impl.hpp"
@@ -269,7 +270,15 @@ Tensor Plan::execute(const ConstTensorView& input, BiasView bias, const RunOptio
     fail<ShapeMismatch>("input.shape", to_string(input.shape()),
                         "an activation tensor has 4 dimensions");
   }
-  Tensor output(p.desc().output_dtype, p.desc().output_layout, p.output_shape(input.dim(0)));
+  const Shape shape = p.output_shape(input.dim(0));
+  Tensor output = [&] {
+    try {
+      return Tensor(p.desc().output_dtype, p.desc().output_layout, shape);
+    } catch (const std::bad_alloc& e) {
+      throw detail::AllocationFailure(std::string("output: ") + e.what() +
+                                      " (the output of this call; a smaller batch needs less)");
+    }
+  }();
   execute(input, output.view(), bias, options);
   return output;
 }
