@@ -1,8 +1,9 @@
 // The module's shutdown: computations still in flight when Python exits are waited for before the
 // interpreter and the C++ statics are torn down (without_gil.hpp says why).
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <stdexcept>
+#include <thread>
 
 #include "bindings.hpp"
 #include "without_gil.hpp"
@@ -30,10 +31,14 @@ namespace detail {
 
 void enter_computation() {
   InFlight& s = in_flight();
-  const std::lock_guard lock(s.mutex);
+  std::unique_lock lock(s.mutex);
   if (s.closing) {
-    // Only a daemon thread can get here: Python is exiting.
-    throw std::runtime_error("qconv: the interpreter is exiting; no new computation starts");
+    // Only a daemon thread can get here: Python is exiting. It waits, without the GIL, for the
+    // process to end (as CPython itself makes daemon threads wait): returning to Python or
+    // raising would only print noise, and asking for the GIL back could abort the process.
+    lock.unlock();
+    const pybind11::gil_scoped_release release;
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
   }
   ++s.count;
 }

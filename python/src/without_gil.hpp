@@ -4,7 +4,8 @@
 // ends any thread that asks for the GIL back (from a destructor that must not throw: the process
 // would abort), and C++ static destructors (the thread pool's) run while the computation still
 // uses them. So the module counts the computations in flight, and an atexit hook (which runs
-// before either) stops new ones from starting and waits for those in flight to finish.
+// before either) waits for those in flight to finish; a computation asked for after it waits for
+// the process to end instead of starting.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -14,7 +15,8 @@
 namespace qconv::python {
 
 namespace detail {
-// Counts a computation in; throws RuntimeError once the interpreter has begun to exit.
+// Counts a computation in; once the interpreter has begun to exit, waits (without the GIL) for the
+// process to end instead.
 void enter_computation();
 // Counts it out (with the GIL held again).
 void leave_computation() noexcept;
