@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev                  # reads the shared JSON test vectors in the tests
   clang libclang-rt-14-dev            # libFuzzer and the sanitizer runtimes
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module and its tests
+  python3-hypothesis                  # the Python fuzz-style tests of every face
 )
 if [[ "${1:-}" == "--python" ]]; then
   packages+=(python3-torch)           # agreement tests against PyTorch's quantized engines

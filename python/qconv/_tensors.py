@@ -8,6 +8,15 @@ import numpy as np
 from ._qconv import InvalidArgument
 
 
+def _numbers(value, name):
+    """`value` as a NumPy array, or InvalidArgument naming it when NumPy cannot make one."""
+    try:
+        return np.asarray(value)
+    except Exception as error:  # NumPy raises many kinds for values that are no numbers
+        raise InvalidArgument(f"{name} = {value!r}: must be a number or a sequence of numbers "
+                              f"({type(error).__name__}: {error})") from None
+
+
 def _scalar(value, name, kind):
     """One number as `kind`; the faces check its range and meaning when the array is used."""
     try:
@@ -51,6 +60,8 @@ class QuantizedArray:
 
     def __init__(self, values, scale, zero_point, axis=None):
         self.values = np.asarray(values)
+        scale = _numbers(scale, "scale")
+        zero_point = _numbers(zero_point, "zero_point")
         if axis is None:
             for name, value in (("scale", scale), ("zero_point", zero_point)):
                 if np.size(value) != 1:

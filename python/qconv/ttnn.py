@@ -216,6 +216,9 @@ def conv2d(input_tensor, weight_tensor, in_channels, out_channels, batch_size, i
         As :func:`prepare_conv_weights`, and an input of the wrong shape or dtype.
     """
     if isinstance(weight_tensor, PreparedWeights):
+        if weights_format is not None and not isinstance(weights_format, str):
+            raise TypeError(f"weights_format must be a str or None, got "
+                            f"{type(weights_format).__name__}")
         if weights_format is not None and weights_format != weight_tensor.weights_format:
             raise PreparedMismatch(
                 f"weights_format: prepared for {weight_tensor.weights_format}, given "

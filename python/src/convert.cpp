@@ -212,7 +212,9 @@ py::int_ index_of(py::handle item, std::string_view field, std::string_view want
                   py::handle whole) {
   const bool array_of_rank =
       py::isinstance<py::array>(item) && py::reinterpret_borrow<py::array>(item).ndim() > 0;
-  if (array_of_rank || !PyIndex_Check(item.ptr())) wrong_type(field, wanted, whole);
+  // NumPy's bool is an index only by deprecation: it is no int here.
+  const bool numpy_bool = py::isinstance(item, numpy().attr("bool_"));
+  if (array_of_rank || numpy_bool || !PyIndex_Check(item.ptr())) wrong_type(field, wanted, whole);
   PyObject* index = PyNumber_Index(item.ptr());
   if (index == nullptr) {
     // __index__ raised: keep its message, name the argument.
@@ -290,10 +292,12 @@ std::optional<std::int32_t> optional_int32(py::handle value, std::string_view fi
 
 std::vector<std::int32_t> int32_list(py::handle value, std::string_view field) {
   if (value.is_none()) return {};
-  if (PyIndex_Check(value.ptr()) && !py::isinstance<py::array>(value)) {
+  const bool is_array = py::isinstance<py::array>(value);
+  const auto rank = is_array ? py::reinterpret_borrow<py::array>(value).ndim() : 1;
+  if ((PyIndex_Check(value.ptr()) && !is_array) || (is_array && rank == 0)) {
     return {*optional_int32(value, field)};
   }
-  if (!PySequence_Check(value.ptr()) || is_text_or_bytes(value)) {
+  if (!PySequence_Check(value.ptr()) || is_text_or_bytes(value) || rank != 1) {
     wrong_type(field, "a sequence of ints", value);
   }
   std::vector<std::int32_t> out;
