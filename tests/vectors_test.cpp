@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/weight_layout.hpp"
 #include "qconv/faces/qnn.hpp"
 #include "qconv/plan.hpp"
 #include "qconv/problem.hpp"
@@ -263,12 +264,11 @@ std::size_t run_numpy(const VectorFile& f) {
   d.in_width = x_nchw ? x_shape[3] : x_shape[2];
   d.out_channels = y_nchw ? y_shape[1] : y_shape[3];
   d.groups = j.at("groups").get<std::int64_t>();
-  switch (w_layout) {  // the kernel's spatial axes
-    case Layout::OHWI: d.kernel_h = w_shape[1], d.kernel_w = w_shape[2]; break;
-    case Layout::HWIO:
-    case Layout::HWOI: d.kernel_h = w_shape[0], d.kernel_w = w_shape[1]; break;
-    default: d.kernel_h = w_shape[2], d.kernel_w = w_shape[3]; break;
-  }
+  // The kernel's spatial axes: HWOI keeps them first, IOHW (transposed) like OIHW.
+  const auto axes = qconv::detail::conv_weight_axes(w_layout);
+  const bool hw_first = w_layout == Layout::HWOI;
+  d.kernel_h = w_shape[hw_first ? 0 : axes ? static_cast<std::size_t>(axes->h) : 2];
+  d.kernel_w = w_shape[hw_first ? 1 : axes ? static_cast<std::size_t>(axes->w) : 3];
   const auto strides = pair(j, "strides");
   const auto dilations = pair(j, "dilations");
   d.stride_h = strides[0];

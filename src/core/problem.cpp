@@ -8,6 +8,7 @@
 #include "core/check.hpp"
 #include "core/problem_fields.hpp"
 #include "core/quantization_checks.hpp"
+#include "core/weight_layout.hpp"
 #include "output/output_stage.hpp"
 #include "qconv/error.hpp"
 
@@ -231,14 +232,9 @@ Shape Problem::weight_shape() const {
     return {d.out_channels, in_channels_per_group(), kh, kw};  // OIHW, stated explicitly
   }
   const std::int64_t o = d.out_channels;
-  const std::int64_t i = in_channels_per_group();
-  switch (d.weight_layout) {
-    case Layout::OIHW: return {o, i, kh, kw};
-    case Layout::OHWI: return {o, kh, kw, i};
-    case Layout::HWIO: return {kh, kw, i, o};
-    case Layout::HWOI: return {kh, kw, d.in_channels, o / d.in_channels};
-    default: return {};
-  }
+  if (d.weight_layout == Layout::HWOI) return {kh, kw, d.in_channels, o / d.in_channels};
+  const auto axes = detail::conv_weight_axes(d.weight_layout);
+  return axes ? detail::weight_shape_of(*axes, o, in_channels_per_group(), kh, kw) : Shape{};
 }
 
 double Problem::weight_scale(std::int64_t o) const {

@@ -10,6 +10,7 @@
 
 #include "core/check.hpp"
 #include "core/quantization_checks.hpp"
+#include "core/weight_layout.hpp"
 #include "faces/common.hpp"
 #include "output/output_stage.hpp"
 #include "qconv/error.hpp"
@@ -152,21 +153,19 @@ void require_input_channels(const KernelDims& k, std::int64_t groups, std::int64
 KernelDims conv_kernel_dims(const ConstTensorView& kernel, std::int64_t groups,
                             std::int64_t in_channels) {
   const Shape& s = kernel.shape();
-  switch (kernel.layout()) {
-    case Layout::OIHW: return {s[0], s[1], s[2], s[3]};
-    case Layout::OHWI: return {s[0], s[3], s[1], s[2]};
-    case Layout::HWIO: return {s[3], s[2], s[0], s[1]};
-    case Layout::HWOI: {  // depthwise: [kh, kw, C, multiplier]
-      require(groups == in_channels, "groups", groups,
-              "kernel_layout HWOI is depthwise: groups must equal the data's channels " +
-                  std::to_string(in_channels));
-      require<ShapeMismatch>(s[2] == in_channels, "kernel.shape", to_string(s),
-                             "HWOI is [kh, kw, C, multiplier]: C must equal the data's channels " +
-                                 std::to_string(in_channels));
-      return {s[2] * s[3], 1, s[0], s[1]};
-    }
-    default: return {};
+  if (kernel.layout() == Layout::HWOI) {  // depthwise: [kh, kw, C, multiplier]
+    require(groups == in_channels, "groups", groups,
+            "kernel_layout HWOI is depthwise: groups must equal the data's channels " +
+                std::to_string(in_channels));
+    require<ShapeMismatch>(s[2] == in_channels, "kernel.shape", to_string(s),
+                           "HWOI is [kh, kw, C, multiplier]: C must equal the data's channels " +
+                               std::to_string(in_channels));
+    return {s[2] * s[3], 1, s[0], s[1]};
   }
+  const auto axes = detail::conv_weight_axes(kernel.layout());
+  if (!axes) return {};
+  const auto at = [&s](int axis) { return s[static_cast<std::size_t>(axis)]; };
+  return {at(axes->o), at(axes->i), at(axes->h), at(axes->w)};
 }
 
 // Geometry and attributes the two convolutions share; quantization is set by set_quantization.
