@@ -1,6 +1,8 @@
 // Prepared-weights files: round trips, and every kind of bad file refused with FormatError.
-// The test reads the layout from docs/GUARANTEES.md with its own small parser and its own FNV-1a,
-// so a change of the format that the documentation does not follow makes it fail.
+// The test writes down the layout docs/GUARANTEES.md documents (header offsets, field order) and
+// its own FNV-1a, independently of src/core/serialize.cpp, so a change of the format that the
+// documentation does not follow makes it fail. Golden files of every format version:
+// tests/serialize_files_test.cpp.
 #include "qconv/serialize.hpp"
 
 #include <gtest/gtest.h>
