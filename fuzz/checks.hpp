@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What each fuzzer checks for one input, as functions: the libFuzzer targets call them, and
 // tests/fuzz_regression_test.cpp replays every input that once broke them (fuzz/regressions/).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Turns fuzzer bytes into one convolution call: geometry, quantization, output scheme, tensors.
 // Bytes are read front to back; once they run out every further choice reads as 0, so any input,
 // even an empty one, decodes to a case. The first byte picks "wild" mode, where sizes, zero

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // check_load_input (checks.hpp): arbitrary bytes as a prepared-weights file. Loading either
 // succeeds or throws FormatError; any other exception escapes to the caller and is a bug too.
 #include <optional>

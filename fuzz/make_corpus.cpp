@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the fuzzers' seed corpora (fuzz/corpus/problem, fuzz/corpus/load), deterministically:
 //   make_corpus <corpus directory>
 // problem/: one valid, runnable case per output scheme, found by decoding seeded random bytes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // check_problem_input (checks.hpp): every engine against the reference engine on one decoded call.
 #include <cstring>
 #include <optional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over check_problem_input (checks.hpp); a broken promise aborts, which libFuzzer
 // reports with the input that caused it.
 #include <cstdio>

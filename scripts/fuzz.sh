@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (fuzz/) with ASan and UBSan in build-fuzz/ and runs each for
 # SECONDS seconds, starting from the checked-in seed corpora (new inputs go to build-fuzz/corpus/).
 #
@@ -11,11 +12,12 @@
 set -euo pipefail
 seconds="${1:?usage: scripts/fuzz.sh SECONDS}"
 cd "$(dirname "$0")/.."
+scripts/install-deps.sh --fuzz
 
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER="${CXX:-clang++}" -DQCONV_BUILD_FUZZERS=ON \
   -DQCONV_BUILD_TESTS=OFF -DQCONV_BUILD_TOOLS=OFF -DQCONV_BUILD_PYTHON=OFF >/dev/null
-cmake --build build-fuzz --target problem_fuzzer load_fuzzer
+cmake --build build-fuzz --target problem_fuzzer load_fuzzer -j"$(nproc)"
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"

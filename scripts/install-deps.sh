@@ -1,25 +1,48 @@
 #!/usr/bin/env bash
-# Installs qconv's build and test dependencies from Debian packages. Idempotent: packages already
-# present are left alone, and nothing is fetched when everything is installed.
+# SPDX-License-Identifier: Apache-2.0
+# Installs from Debian packages what the chosen tasks need, and nothing else. Idempotent: packages
+# already present are left alone, and nothing is fetched when everything is installed.
 #
-#   scripts/install-deps.sh            build + C++ tests + bench
-#   scripts/install-deps.sh --python   also the Python module's dependencies and PyTorch (agreement tests)
+#   scripts/install-deps.sh [TASK...]
+#
+#   (always)  the C++ build: compiler, CMake, Ninja (all the library needs)
+#   --bench   the bench (scripts/bench.sh)
+#   --tests   the C++ test suite (scripts/test.sh, test-tsan.sh; sanitizers come with g++)
+#   --python  the Python module, its tests, the PyTorch agreement and the stub check
+#   --pip     installing the Python package with pip into a venv (scripts/test-pip.sh)
+#   --fuzz    the libFuzzer targets (scripts/fuzz.sh: clang and its sanitizer runtimes)
+#   --all     all of the above
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build   # compiler and build system
-  libgtest-dev libgmock-dev           # unit tests (GoogleTest)
-  nlohmann-json3-dev                  # reads the shared JSON test vectors in the tests
-  clang libclang-rt-14-dev            # libFuzzer and the sanitizer runtimes
-  python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module and its tests
-  python3-hypothesis                  # the Python fuzz-style tests of every face
-)
-if [[ "${1:-}" == "--python" ]]; then
-  packages+=(python3-torch)           # agreement tests against PyTorch's quantized engines
-fi
+usage() { sed -n '3,14s/^# \{0,1\}//p' "$0"; }
+
+build=(build-essential cmake ninja-build)
+bench=(libdnnl-dev                                  # oneDNN, the peer the bench times beside qconv
+       linux-perf)                                  # perf, to see where a kernel spends its time
+tests=(libgtest-dev libgmock-dev nlohmann-json3-dev) # GoogleTest; the JSON test vectors
+python=(python3-dev pybind11-dev python3-numpy      # the module
+        python3-pytest python3-torch python3-mypy   # its tests, PyTorch agreement, stubs
+        python3-hypothesis)                         # the fuzz-style tests of every face
+pip=(python3-dev pybind11-dev python3-numpy python3-pip python3-venv python3-setuptools
+     python3-wheel python3-torch python3-mypy)
+fuzz=(clang libclang-rt-14-dev)
+
+packages=("${build[@]}")
+for task in "$@"; do
+  case "$task" in
+    --bench) packages+=("${bench[@]}") ;;
+    --tests) packages+=("${tests[@]}") ;;
+    --python) packages+=("${python[@]}") ;;
+    --pip) packages+=("${pip[@]}") ;;
+    --fuzz) packages+=("${fuzz[@]}") ;;
+    --all) packages+=("${bench[@]}" "${tests[@]}" "${python[@]}" "${pip[@]}" "${fuzz[@]}") ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "install-deps.sh: unknown task '$task'" >&2; usage >&2; exit 2 ;;
+  esac
+done
 
 missing=()
-for p in "${packages[@]}"; do
+for p in $(printf '%s\n' "${packages[@]}" | sort -u); do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then

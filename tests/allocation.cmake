@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Counts heap allocations by replacing the global operator new and delete, so it is a program of
 # its own rather than part of qconv_tests.
 add_executable(qconv_allocation_tests

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # qconv-bench runs end to end on one small layer (verified against the reference engine, JSON
 # written), and a bad option is refused with exit status 2.
 if(TARGET qconv-bench)

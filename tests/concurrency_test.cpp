@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One Plan shared by many threads, and the thread pool used by many callers at once. Run under
 // ThreadSanitizer by scripts/test-tsan.sh.
 #include <gtest/gtest.h>

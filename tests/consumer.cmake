@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The installed-package test: qconv installed into a prefix is found by find_package(qconv) and
 # used by linking qconv::qconv. Skipped in sanitizer builds (the consumer is built without them).
 if(NOT QCONV_SANITIZE)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reference engine against an independent, deliberately naive formulation of SPEC §3, on
 // thousands of seeded random problems covering every parameter (geometry, groups and depthwise,
 // layouts, dtypes, zero points, per-channel quantization, schemes, activations, bias, batch).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SPEC §6 through the core API: every rule reachable from Problem, the tensor views,
 // Plan::prepare, Plan::execute and Plan::require_compatible gets the right exception type and a
 // message naming the field (and its value), and a refused execution leaves the output untouched.

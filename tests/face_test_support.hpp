@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every face test uses, brought in with `using namespace qconv::test_support`: views over
 // std::vector literals with the dtype taken from the element type, a tensor's values back as
 // plain ints, and the error check of support/expect_error.hpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PyTorch face: each expected value below is worked out by hand from SPEC §3/§4, in the
 // comments beside it.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Replays every input the fuzzers once failed on (fuzz/regressions/), and their seed corpora
 # (fuzz/corpus/), through the same checks the fuzzers run (fuzz/checks.hpp), in qconv_tests.
 target_sources(qconv_tests PRIVATE

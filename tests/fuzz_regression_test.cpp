@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every input that once made a fuzzer fail, replayed through the check that failed
 // (fuzz/checks.hpp). Each file in fuzz/regressions/<fuzzer>/ is a raw fuzzer input, named as
 // libFuzzer wrote it; the fix that made it pass is in the history of the file it names.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Regressions of issue 10 found by probing the faces as a careless caller would: arithmetic on
 // attributes before they are checked (undefined behaviour, caught by the sanitizer job), errors
 // in qconv's words instead of the caller's, a valid bias refused, a bare out-of-memory error.

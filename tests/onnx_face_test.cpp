@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ONNX face: QLinearConv, ConvInteger and the integer ConvTranspose with ONNX attributes. Every
 // expected value is worked out by hand in the comment beside it.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The output schemes of SPEC §4, checked three ways:
 //  1. hand-computed cases, each chosen so that the neighbouring scheme's rounding (or its place for
 //     the zero point, or its precision) would give a different answer; the arithmetic is in the

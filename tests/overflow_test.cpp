@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The accumulator bound of SPEC §3: a problem prepares exactly when
 //   max|x − zx| · max over channels of Σ|w − zw| ≤ 2^31 − 1,
 // from the real zero points and weight values. At the largest K that cannot overflow, the

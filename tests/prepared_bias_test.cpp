@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plan::prepare_bias: the bias checked and folded once, giving what a BiasView gives per call.
 #include <gtest/gtest.h>
 

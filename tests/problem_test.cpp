@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Problem: derived sizes and shapes, and validation that costs nothing proportional to the
 // problem's size (a Problem is checked before any tensor exists).
 #include "qconv/problem.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TVM QNN face: qnn::conv2d, qnn::conv2d_transpose and qnn::requantize. Every expected value is
 // worked out by hand in the comment beside it.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The examples shown in README.md, compiled and checked here so they stay true. Each expected
 // value is worked out by hand in the comment beside it.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prepared-weights files on disk and across versions: golden files written by earlier builds
 // (tests/data/prepared/, with their generator), the per-engine packing version, and what save and
 // load do to the file system (modes, links, long names, leftovers, FIFOs, oversized files).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prepared-weights files: round trips, and every kind of bad file refused with FormatError.
 // The test writes down the layout docs/GUARANTEES.md documents (header offsets, field order) and
 // its own FNV-1a, independently of src/core/serialize.cpp, so a change of the format that the
@@ -15,6 +16,7 @@
 
 #include "core/cpu_features.hpp"
 #include "core/serialize_internal.hpp"
+#include "engines/engine.hpp"
 #include "qconv/error.hpp"
 #include "qconv/plan.hpp"
 #include "support/random_bytes.hpp"
@@ -213,11 +215,20 @@ TEST(Serialize, HeaderFollowsTheDocumentedLayout) {
   EXPECT_EQ(read_le(file, 8, 4), 2u);
   EXPECT_EQ(read_le(file, 12, 8), file.size());
   const HeaderOffsets h = header_offsets(file);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(file.data() + h.engine + 4),
-                        read_le(file, h.engine, 4)),
-            "reference");
-  EXPECT_EQ(read_le(file, h.engine_packing_version, 4), 1u);
-  EXPECT_EQ(read_le(file, h.engine_cpu_features, 8), 0u);  // plain C++: no feature needed
+  const std::string engine(reinterpret_cast<const char*>(file.data() + h.engine + 4),
+                           read_le(file, h.engine, 4));
+  EXPECT_EQ(engine, prepared.plan.engine());
+  // The features the engine's packed form needs (none for the reference engine: plain C++).
+  std::uint64_t features = ~0ull;
+  std::uint64_t packing_version = 0;
+  for (const qconv::detail::Engine* e : qconv::detail::all_engines()) {
+    if (e->name() == engine) {
+      features = e->required_cpu_features();
+      packing_version = e->packing_version();
+    }
+  }
+  EXPECT_EQ(read_le(file, h.engine_packing_version, 4), packing_version);
+  EXPECT_EQ(read_le(file, h.engine_cpu_features, 8), features);
   EXPECT_EQ(read_le(file, h.flags, 4), 0u);
   EXPECT_EQ(read_le(file, file.size() - 8, 8), fnv1a64(file.data(), file.size() - 8));
   // The problem's first fields: op (conv2d = 0), then batch, in_channels as i64.

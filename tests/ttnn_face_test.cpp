@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The preparation (ttnn) face: hand-worked small problems, ttnn's padding order, and every way a
 // prepared object can be used with a call it was not prepared for. Neither entry point writes
 // into a caller's buffer (conv2d returns a new tensor), so "nothing written on error" here means

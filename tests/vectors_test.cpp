@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The external test vectors (tests/data/vectors, see its README): cases produced by other
 // projects' own tools with their exact expected outputs. Every file must be reproduced bit for bit.
 //   tvm_*      u8 x u8 -> s32 accumulator, through the TVM face (qnn::conv2d).

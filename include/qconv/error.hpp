@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exceptions qconv throws. Every message names the field, the value given and the rule broken,
 // so a caller can fix the call without reading the library's source.
 #pragma once

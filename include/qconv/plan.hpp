@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plan: weights prepared once for one Problem and one CPU, immutable, shareable between threads.
 //
 // What a Plan fixes at preparation: every field of the Problem except the two below, the weight
@@ -50,7 +51,9 @@ class BiasView {
 };
 
 struct PrepareOptions {
-  // "auto" picks the fastest engine that can run the problem; "reference" forces the oracle.
+  // "auto" picks the fastest engine that can run the problem on this CPU (or the one named by the
+  // environment variable QCONV_ENGINE, when set); "reference" forces the oracle; an engine's name
+  // ("avx512_vnni") forces it, and a CPU that lacks its features gets an error naming them.
   std::string engine = "auto";
 };
 

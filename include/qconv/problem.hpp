@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Problem: one plain, validated description of a quantized convolution or transposed convolution.
 // Faces translate their framework's arguments into a ProblemDesc; constructing a Problem checks
 // every rule of SPEC §6 in one place and throws a qconv::Error naming the field, value and rule.

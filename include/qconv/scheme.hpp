@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Output schemes (SPEC §4): how each framework turns the exact s32 accumulator into its output.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prepared weights on disk: a Plan saved once and loaded many times, here or on another machine.
 // The file layout and which library versions load which files: docs/GUARANTEES.md.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensors: non-owning views that carry dtype, layout and shape and are checked against the size of
 // the buffer they point into, and an owning, 64-byte-aligned tensor.
 #pragma once

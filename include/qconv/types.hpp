@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Element types and tensor layouts, with the names the frameworks use for them.
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """qconv: exact quantized 2-D convolution with the frameworks' own call signatures.
 
 Each face computes its framework's semantics bit for bit, so that a call is ported by changing
@@ -26,6 +27,7 @@ from ._qconv import (
     ShapeMismatch,
 )
 from ._tensors import QuantizedArray
+from ._version import __version__
 from . import functional, onnx, qnn, ttnn
 from .ttnn import (
     ComputeConfig,
@@ -52,6 +54,7 @@ __all__ = [
     "PreparedMismatch",
     "PreparedWeights",
     "QuantizedArray",
+    "__version__",
     "ShapeMismatch",
     "conv2d",
     "functional",

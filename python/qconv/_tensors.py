@@ -1,7 +1,9 @@
+# SPDX-License-Identifier: Apache-2.0
 """Quantized tensors in and out of the faces: qconv's own QuantizedArray and PyTorch's quantized
 tensors, recognised by their methods so that torch is never imported by qconv itself."""
 
 import sys
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -58,7 +60,13 @@ class QuantizedArray:
 
     __slots__ = ("values", "scale", "zero_point", "axis")
 
-    def __init__(self, values, scale, zero_point, axis=None):
+    values: np.ndarray
+    scale: Any  # float, or a 1-D float64 array when per channel
+    zero_point: Any  # int, or a 1-D integer array when per channel
+    axis: Optional[int]
+
+    def __init__(self, values: Any, scale: Any, zero_point: Any,
+                 axis: Optional[int] = None) -> None:
         self.values = np.asarray(values)
         scale = _numbers(scale, "scale")
         zero_point = _numbers(zero_point, "zero_point")
@@ -78,18 +86,18 @@ class QuantizedArray:
         self.axis = axis
 
     @property
-    def shape(self):
+    def shape(self) -> Tuple[int, ...]:
         return self.values.shape
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         return self.values.dtype
 
     @property
-    def per_channel(self):
+    def per_channel(self) -> bool:
         return self.axis is not None
 
-    def dequantize(self):
+    def dequantize(self) -> np.ndarray:
         """The real values ``(values - zero_point) * scale`` as float32."""
         scale = np.asarray(self.scale, dtype=np.float64)
         zero_point = np.asarray(self.zero_point, dtype=np.float64)
@@ -100,7 +108,7 @@ class QuantizedArray:
             zero_point = zero_point.reshape(shape)
         return ((self.values.astype(np.float64) - zero_point) * scale).astype(np.float32)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         per = f", axis={self.axis}" if self.axis is not None else ""
         return (f"QuantizedArray(values={self.values!r}, scale={self.scale!r}, "
                 f"zero_point={self.zero_point!r}{per})")
@@ -146,10 +154,15 @@ def float_array(value):
 
 def pack(values, scale, zero_point, like):
     """The result as the caller's kind: a PyTorch per-tensor quantized tensor when ``like`` is a
-    PyTorch tensor, otherwise a QuantizedArray."""
+    PyTorch tensor (4-D results in channels_last memory format, as PyTorch's quantized
+    convolutions return them whatever the input's format), otherwise a QuantizedArray."""
     if is_torch_tensor(like):
         torch = sys.modules["torch"]  # loaded: the caller handed us one of its tensors
-        return torch._make_per_tensor_quantized_tensor(torch.from_numpy(values), scale, zero_point)
+        result = torch._make_per_tensor_quantized_tensor(torch.from_numpy(values), scale,
+                                                         zero_point)
+        if result.dim() == 4:
+            result = result.contiguous(memory_format=torch.channels_last)
+        return result
     return QuantizedArray(values, scale, zero_point)
 
 

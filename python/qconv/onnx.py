@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ONNX face: ``QLinearConv``, ``ConvInteger`` and an integer ``ConvTranspose``, with ONNX's input
 names, attribute names and defaults (as onnx.reference and onnxruntime take them).
 

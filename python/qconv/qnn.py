@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """TVM QNN face: ``tvm.relay.qnn.op.conv2d``, ``conv2d_transpose`` and ``requantize``, with TVM's
 argument names, order, defaults and conventions.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Preparation face after tt-metal's ttnn: ``prepare_conv_weights`` and ``prepare_conv_bias``
 once, then ``conv2d`` with the prepared objects (or with raw weights, prepared on the way).
 These are also ``qconv.prepare_conv_weights``, ``qconv.prepare_conv_bias`` and ``qconv.conv2d``.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One function per face adds that face's low-level functions to the extension module. The
 // Python package (python/qconv) wraps them with the frameworks' signatures and docstrings.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test hooks: which buffer a tensor view would read (so the tests can tell zero-copy from a
 // copy), and each C++ exception class thrown on demand (so the tests see every translation).
 #include "bindings.hpp"

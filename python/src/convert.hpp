@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NumPy arrays in and out of qconv tensors. An input array is used in place when it already is
 // C-contiguous, aligned and of the wanted native dtype (zero-copy); anything else (a slice with
 // steps, negative strides, Fortran order, a byte-swapped or misaligned buffer, a Python list, an

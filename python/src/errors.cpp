@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qconv's C++ exceptions as Python exceptions, one class per C++ class, all ValueErrors, each
 // carrying the C++ message (which names the field, the value and the rule). Messages are decoded
 // as UTF-8 with replacement: a file's non-UTF-8 bytes quoted in a message never lose it.

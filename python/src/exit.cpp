@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The module's shutdown: computations still in flight when Python exits are waited for before the
 // interpreter and the C++ statics are torn down (without_gil.hpp says why).
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PyTorch face: torch.ao.nn.quantized.functional.conv2d / conv_transpose2d. The Python package
 // unpacks PyTorch's quantized tensors (or qconv.QuantizedArray) into values, scales and zero
 // points.

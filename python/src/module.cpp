@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The extension module qconv._qconv: the C++ faces, bound one to one. Every function converts its
 // arguments while holding the GIL and releases it for the computation.
 #include "bindings.hpp"

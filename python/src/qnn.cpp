@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TVM QNN face: qnn.conv2d, qnn.conv2d_transpose, qnn.requantize.
 #include "qconv/faces/qnn.hpp"
 

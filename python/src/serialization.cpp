@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prepared weights on disk and in memory: PreparedWeights.save / load / to_bytes / from_bytes.
 #include <string_view>
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Preparation face after ttnn: Conv2dConfig, ComputeConfig, prepare_conv_weights,
 // prepare_conv_bias and conv2d with prepared or unprepared weights.
 #include "qconv/faces/ttnn.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The computations run with the GIL released, so that other Python threads keep running meanwhile.
 //
 // A daemon thread may still be inside such a computation when the interpreter exits. CPython then

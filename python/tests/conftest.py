@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared test plumbing: the agreement counts every comparison reports, printed in pytest's
 terminal summary (so they show without -s)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Seeded random quantized convolution problems that make exact ties and saturation frequent:
 power-of-two scales (the multiplier is a power of two, so acc * m often ends in .5), narrow value
 ranges (small accumulators meet small multipliers), and random scales (anything can happen)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Independent NumPy formulations for the tests: the exact accumulator of SPEC §3 (plain int64
 arithmetic, no qconv) and the PyTorch engines' output schemes of SPEC §4 in float32, written from
 the spec's text in the order it gives."""

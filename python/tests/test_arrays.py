@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """NumPy arrays in and out: zero-copy for contiguous aligned arrays of the right dtype, a correct
 copy for everything else (slices with steps, negative strides, Fortran order, byte-swapped and
 misaligned buffers, lists, other integer widths), refusal of what cannot be converted, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every public function documents its parameters, what it returns and what it raises."""
 
 import inspect

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every C++ error class arrives as its own Python exception, a ValueError under qconv.Error,
 carrying the C++ message that names the field, the value and the rule."""
 

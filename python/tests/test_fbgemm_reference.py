@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """engine="fbgemm" (PyTorch's default engine on x86, absent from Debian's PyTorch) against an
 independent formulation of SPEC §4's fbgemm row: NumPy int64 accumulators and float32 arithmetic
 in the order the spec writes, on seeded random problems with frequent ties and saturation, given

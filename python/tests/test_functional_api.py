@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The PyTorch face's Python side: QuantizedArray and PyTorch tensors in, the same kind out,
 dtype given as torch dtypes or strings, engines, fused ReLU, and PyTorch's own refusals."""
 

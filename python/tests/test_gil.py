@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The computation runs without the GIL: while one thread convolves, another keeps running
 Python. Measured as the longest pause the other thread sees, against the call's own duration."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Regressions of issue 10, found by probing the Python module as a careless user would: each test
 failed (or crashed the interpreter) before its fix."""
 
@@ -192,19 +193,22 @@ def test_a_non_utf8_path_keeps_its_errno_and_its_message(tmp_path):
     assert "cannot open" in str(error.value)
     with pytest.raises(FileNotFoundError):
         qconv.PreparedWeights.load(os.fsdecode(missing))
-    ttnn_problem.prepare().save(missing)  # a name the file system takes loads back
-    assert qconv.PreparedWeights.load(missing).engine == "reference"
+    weights = ttnn_problem.prepare()
+    weights.save(missing)  # a name the file system takes loads back
+    assert qconv.PreparedWeights.load(missing).engine == weights.engine
 
 
 def test_non_utf8_bytes_in_a_file_never_lose_the_message():
-    data = ttnn_problem.prepare().to_bytes()
+    weights = ttnn_problem.prepare()
+    data = weights.to_bytes()
     version_at = 20 + 4
     version_length = struct.unpack_from("<I", data, 20)[0]
     engine_at = version_at + version_length + 4
     bad_engine = reseal(data[:engine_at] + b"\xff" + data[engine_at + 1:])
     with pytest.raises(qconv.FormatError) as error:
         qconv.PreparedWeights.from_bytes(bad_engine)
-    assert str(error.value).startswith("engine = \ufffdeference: this library has no such engine")
+    assert str(error.value).startswith(
+        f"engine = \ufffd{weights.engine[1:]}: this library has no such engine")
     bad_version = reseal(data[:version_at] + b"\xff" + data[version_at + 1:])
     loaded = qconv.PreparedWeights.from_bytes(bad_version)
     assert "written by qconv \ufffd" in loaded.describe()

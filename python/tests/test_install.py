@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`cmake --install` puts a working package into the interpreter's site directory layout: it is
 installed into a scratch prefix and imported from there by a fresh interpreter."""
 
@@ -65,8 +66,13 @@ def test_install_and_import(build, tmp_path):
     assert len(installed) == 1, installed
     site = installed[0].parent.parent
     assert list(site.glob("qconv/_qconv*.so"))
+    # With the stubs, the marker that it is typed and the version; and nothing of the C++ side.
+    assert {"__init__.pyi", "_qconv.pyi", "py.typed", "_version.py"} <= \
+        {p.name for p in site.glob("qconv/*")}
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith("libqconv") or
+                p.name in ("qconv.hpp", "qconvConfig.cmake")]
     code = ("import numpy as np, qconv; "
-            "print(qconv.__file__); "
+            "print(qconv.__file__); assert qconv.__version__; "
             "print(int(qconv.qnn.conv2d(np.full((1, 1, 1, 1), 3, np.uint8), "
             "np.full((1, 1, 1, 1), 2, np.int8), 1, 0, 1.0, 1.0, (1, 1), 1)[0, 0, 0, 0]))")
     env = dict(os.environ, PYTHONPATH=str(site))

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """qconv.onnx against hand-derived cases: ONNX's pads order, auto_pad (VALID, SAME_UPPER,
 SAME_LOWER), per-channel weight zero points, QLinearConv's rounding after adding the zero point,
 y's dtype taken from y_zero_point, the bias B, and ConvTranspose's output_shape."""

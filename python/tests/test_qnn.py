@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """qconv.qnn against hand-derived cases: TVM's padding order, layouts, per-channel kernel zero
 points, conv2d_transpose, and every rounding / compute_dtype of requantize."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The worked examples of python/README.md, run as doctests."""
 
 import doctest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Prepared weights saved and loaded from Python: a round trip computes the same output, and a
 damaged file raises FormatError (a qconv.Error, a ValueError), a missing one OSError."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """qconv.functional against PyTorch's own quantized convolutions, element by element.
 
 For engine qnnpack and onednn, thousands of seeded random problems (per-tensor and per-channel
@@ -5,7 +6,7 @@ weights and weight zero points where the engine accepts them, groups, depthwise,
 dilation, padding, output padding, fused ReLU, random and power-of-two scales so that exact ties
 and saturation are frequent) are run through PyTorch under the matching
 torch.backends.quantized.engine and through qconv with the same PyTorch tensors. Every element
-must be equal, except inside PyTorch's own defects listed in PEERS.md, which are recognised by
+must be equal, except inside PyTorch's own defects listed in docs/PEERS.md, which are recognised by
 their stated rule and counted separately:
 
 1. oneDNN's int8 deconvolution leaves output rows unwritten (onednn conv_transpose2d): a row oh
@@ -40,11 +41,11 @@ qF = torch.ao.nn.quantized.functional
 PROBLEMS_PER_CASE = 2000
 
 # The (groups, C_in/groups, C_out/groups, kh, kw) on which defect 2 has been measured with
-# Debian's PyTorch 1.13 (2,000 seeded problems; PEERS.md). A new shape is a mismatch until it
+# Debian's PyTorch 1.13 (2,000 seeded problems; docs/PEERS.md). A new shape is a mismatch until it
 # is understood and listed.
 DEFECT2_SHAPES = {(2, 1, 4, 2, 4), (2, 1, 4, 4, 2), (4, 1, 2, 2, 4), (4, 1, 2, 4, 2)}
 
-# What each engine accepts (PEERS.md, "What each accepts").
+# What each engine accepts (docs/PEERS.md, "What each accepts").
 LIMITS = {
     ("qnnpack", False): dict(per_channel_ok=True, weight_zero_point_ok=True, relu_ok=True,
                              output_padding_ok=False),
@@ -133,7 +134,7 @@ def scheme_output(p, engine, acc):
 
 
 def defect1_rows(p, out_height):
-    """PEERS.md defect 1: the output rows oneDNN's int8 deconvolution never writes."""
+    """docs/PEERS.md defect 1: the output rows oneDNN's int8 deconvolution never writes."""
     kh, sh, ph = p.w.shape[2], p.stride[0], p.padding[0]
     if p.dilation[0] != 1 or ph >= kh:
         return np.zeros(out_height, bool)
@@ -142,13 +143,13 @@ def defect1_rows(p, out_height):
 
 
 def defect2_output(p, acc):
-    """PEERS.md defect 2: the onednn formula applied to acc + zx * sum of w[o]."""
+    """docs/PEERS.md defect 2: the onednn formula applied to acc + zx * sum of w[o]."""
     weight_sums = p.w.astype(np.int64).reshape(p.w.shape[0], -1).sum(axis=1)
     return scheme_output(p, "onednn", acc + p.zx * weight_sums[None, :, None, None])[1]
 
 
 def stale_zero_point_key(p):
-    """PEERS.md defect 3: what ideep's primitive cache tells problems apart by (zero points
+    """docs/PEERS.md defect 3: what ideep's primitive cache tells problems apart by (zero points
     not among it)."""
     return (p.transposed, p.x.shape, p.w.shape, p.stride, p.padding, p.output_padding,
             p.dilation, p.groups, p.bias is None, p.relu, p.sy)
@@ -230,7 +231,8 @@ def test_agrees_with_pytorch(engine, transposed, seed, report):
     if engine not in torch.backends.quantized.supported_engines:
         pytest.skip(f"this PyTorch has no {engine} engine")
     if engine == "onednn" and not _cpu_has_vnni():
-        pytest.skip("oneDNN's results depend on the CPU without AVX-512 VNNI (PEERS.md defect 5)")
+        pytest.skip("oneDNN's results depend on the CPU without AVX-512 VNNI "
+                    "(docs/PEERS.md defect 5)")
     tally = compare(engine, transposed, seed)
     op = "conv_transpose2d" if transposed else "conv2d"
     report(tally.line(engine, op))

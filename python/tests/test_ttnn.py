@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The ttnn face: hand-derived int32 results with ttnn's padding order, prepared objects that
 refuse another configuration, ttnn's return conventions, and the configs as Python classes."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The small ttnn problem the ttnn and prepared-weights tests share: NHWC 1x2x2x1 input stored
 with zero point 1 (real values 0, 1, 2, 3), OIHW 1x1x2x2 weights [[1, 2], [3, 4]], int32 output:
 acc = 0·1 + 1·2 + 2·3 + 3·4 = 20."""

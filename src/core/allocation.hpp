@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // std::bad_alloc with a message that says what could not be allocated and how large it was.
 #pragma once
 

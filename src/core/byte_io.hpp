@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Little-endian encoding of fixed-width values, for the prepared-weights file format, and the
 // FNV-1a 64 checksum. The reader checks every length against what is left and throws FormatError
 // naming the field it was reading, so no file can make it read outside its bytes.

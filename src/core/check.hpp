@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One way to build error messages: "<field> = <value>: <rule>".
 #pragma once
 

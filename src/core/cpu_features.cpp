@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/cpu_features.hpp"
 
 #include <array>
@@ -35,6 +36,13 @@ CpuFeatures detect() {
     features |= kAvx512f;
     if ((ebx & bit_AVX512BW) != 0) features |= kAvx512bw;
     if ((ecx & bit_AVX512VNNI) != 0) features |= kAvx512vnni;
+    if ((ebx & bit_AVX512VL) != 0) features |= kAvx512vl;
+    if ((ebx & bit_AVX512DQ) != 0) features |= kAvx512dq;
+  }
+  const bool tiles_saved = (xcr0 & 0x60000) == 0x60000;  // XTILECFG and XTILEDATA
+  if (tiles_saved && (edx & (1u << 24)) != 0) {
+    features |= kAmxTile;
+    if ((edx & (1u << 25)) != 0) features |= kAmxInt8;
   }
   return features;
 }
@@ -42,11 +50,15 @@ CpuFeatures detect() {
 CpuFeatures detect() { return 0; }
 #endif
 
-constexpr std::array<std::pair<CpuFeatures, const char*>, 4> kNames{{
+constexpr std::array<std::pair<CpuFeatures, const char*>, 8> kNames{{
     {kAvx2, "avx2"},
     {kAvx512f, "avx512f"},
     {kAvx512bw, "avx512bw"},
     {kAvx512vnni, "avx512vnni"},
+    {kAvx512vl, "avx512vl"},
+    {kAvx512dq, "avx512dq"},
+    {kAmxTile, "amx-tile"},
+    {kAmxInt8, "amx-int8"},
 }};
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU features the engines' kernels may need, detected once with cpuid. A prepared-weights
 // file records the features its packed form was made for, as this bitmask.
 #pragma once
@@ -20,10 +21,15 @@ enum CpuFeature : CpuFeatures {
   kAvx512f = 1u << 1,
   kAvx512bw = 1u << 2,
   kAvx512vnni = 1u << 3,
+  kAvx512vl = 1u << 4,
+  kAvx512dq = 1u << 5,
+  kAmxTile = 1u << 6,  // AMX tiles (the OS saves their state; Linux also asks a process to
+  kAmxInt8 = 1u << 7,  // request it: see the AMX kernels)
 };
 
 // Every bit this library knows; a file naming any other bit was written by a newer library.
-inline constexpr CpuFeatures kKnownCpuFeatures = kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni;
+inline constexpr CpuFeatures kKnownCpuFeatures =
+    kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni | kAvx512vl | kAvx512dq | kAmxTile | kAmxInt8;
 
 // The features of the CPU this process runs on, usable by user code: the instruction set is
 // present (cpuid) and the operating system saves the registers it needs (xgetbv).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Splits [0, count) into contiguous chunks run on up to `threads` threads of the library's
 // persistent pool (src/core/thread_pool.hpp). Each index is handled by exactly one call, so results
 // never depend on the thread count; after the pool has grown to `threads`, a call allocates

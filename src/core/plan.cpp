@@ -1,8 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // Preparation and execution: the one place where tensors are checked against the problem, the
 // accumulator bound is enforced, an engine is chosen and a prepared object refuses a mismatch.
 #include "qconv/plan.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -128,20 +131,44 @@ Plan::Impl::Impl(Problem problem_, const detail::Engine& engine_, std::string re
   abs_weight_sums.resize(static_cast<std::size_t>(d.out_channels));
   for (std::int64_t o = 0; o < d.out_channels; ++o) {
     std::int64_t sum = 0;
-    for (std::int16_t w : weights.channel(o)) sum += std::abs(w - problem.weight_zero_point(o));
+    const std::int32_t zero_point = problem.weight_zero_point(o);
+    for (std::int16_t w : weights.channel(o)) sum += std::abs(w - zero_point);
     abs_weight_sums[static_cast<std::size_t>(o)] = sum;
     max_abs_weight_sum = std::max(max_abs_weight_sum, sum);
   }
   check_accumulator_bound(problem, max_abs_weight_sum, d.input_zero_point);
 }
 
+namespace {
+
+// PrepareOptions::engine, or QCONV_ENGINE when the options leave it at "auto".
+std::string requested_engine(const PrepareOptions& options) {
+  if (options.engine != "auto") return options.engine;
+  const char* forced = std::getenv("QCONV_ENGINE");
+  return forced != nullptr && *forced != '\0' ? std::string(forced) : options.engine;
+}
+
+// QCONV_VERBOSE=1: one line per prepared plan on stderr, as ONEDNN_VERBOSE does.
+void report_prepared(const Plan& plan, double milliseconds) {
+  static const bool verbose = [] {
+    const char* v = std::getenv("QCONV_VERBOSE");
+    return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+  }();
+  if (!verbose) return;
+  std::fprintf(stderr, "qconv_verbose,prepare,%.3f ms,%s\n", milliseconds, plan.describe().c_str());
+}
+
+}  // namespace
+
 Plan detail::prepare_plan(const Problem& problem, const CanonicalWeights& weights,
                           const PrepareOptions& options, std::string_view context) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string wanted = requested_engine(options);
   std::string refusals;
   const Engine* chosen = nullptr;
   std::string reason;
   for (const Engine* engine : all_engines()) {
-    if (options.engine != "auto" && engine->name() != options.engine) continue;
+    if (wanted != "auto" && engine->name() != wanted) continue;
     const std::string why_not = engine->unsupported_reason(problem);
     if (!why_not.empty()) {
       refusals += std::string(engine->name()) + ": " + why_not + "; ";
@@ -153,14 +180,19 @@ Plan detail::prepare_plan(const Problem& problem, const CanonicalWeights& weight
     break;
   }
   if (chosen == nullptr) {
-    require(!refusals.empty(), "engine", options.engine,
-            "unknown engine (\"auto\", \"reference\" or a built-in engine's name)");
-    fail("engine", options.engine, "cannot run this problem: " + refusals);
+    std::string known;
+    for (const Engine* engine : all_engines()) known += ", \"" + std::string(engine->name()) + "\"";
+    require(!refusals.empty(), "engine", wanted, "unknown engine (\"auto\"" + known + ")");
+    fail("engine", wanted, "cannot run this problem: " + refusals);
   }
   // The bound is checked before packing, which may be the slow part of preparation.
   auto impl = std::make_shared<Plan::Impl>(problem, *chosen, std::move(reason), nullptr, weights);
   impl->kernel = chosen->prepare(problem, weights);
-  return Plan(std::move(impl));
+  Plan plan(std::move(impl));
+  report_prepared(
+      plan, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                .count());
+  return plan;
 }
 
 Plan Plan::prepare(const Problem& problem, const ConstTensorView& weights,
@@ -175,7 +207,9 @@ const Problem& Plan::problem() const { return impl_->problem; }
 std::string_view Plan::engine() const { return impl_->engine->name(); }
 
 std::string Plan::describe() const {
-  return std::string(engine()) + " (" + impl_->reason + ") for " + impl_->problem.summary();
+  const std::string kernel = impl_->kernel != nullptr ? impl_->kernel->describe() : std::string();
+  return (kernel.empty() ? std::string(engine()) : kernel) + " (" + impl_->reason + ") for " +
+         impl_->problem.summary();
 }
 
 void Plan::require_compatible(const Problem& call) const {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The inside of a Plan, shared by the files that prepare, run and serialize one.
 #pragma once
 

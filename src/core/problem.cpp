@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validation of a ProblemDesc (SPEC §2, §4, §6): every rule lives here, checked once.
 #include "qconv/problem.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every ProblemDesc field, listed once: its name (as errors, mismatch checks, files and summaries
 // name it), its place in the prepared-weights file (the order below) and whether a prepared Plan
 // fixes it. The mismatch check (plan.cpp), the file writer and reader (serialize.cpp) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rules every quantization parameter obeys (SPEC §4, §6), shared by Problem validation and the
 // faces that take parameters outside a Problem (qnn.requantize).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The prepared-weights file format (docs/GUARANTEES.md has the table):
 //
 //   magic "QCONVPLN" · format_version u32 · file_size u64 · library_version string ·

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The prepared-weights file format's constants and a loader that takes the CPU's features as an
 // argument, so that tests can load a file as a CPU without some feature would.
 #pragma once

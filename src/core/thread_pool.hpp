@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A persistent pool of worker threads that any number of callers may use at once.
 //
 // A caller hands in a range [0, count) and a body; the range is cut into contiguous chunks that
@@ -9,6 +10,8 @@
 // count asked for, a call allocates nothing: its bookkeeping lives on the caller's stack.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -35,6 +38,9 @@ class ThreadPool {
   // body stops the claiming of further chunks and is rethrown here once every helper has left.
   void run(int threads, std::int64_t count, Body body, const void* context);
 
+  // How long an idle worker keeps looking for work before it sleeps on the condition variable.
+  static constexpr std::chrono::microseconds kSpin{100};
+
   // Workers started so far (for tests).
   int workers() const;
 
@@ -52,6 +58,10 @@ class ThreadPool {
   std::condition_variable work_available_;
   std::condition_variable helper_left_;
   Job* queue_head_ = nullptr;  // jobs still wanting helpers, oldest first (intrusive list)
+  // Jobs in that queue, readable without the mutex: an idle worker spins on it for a while
+  // before it sleeps, so that a call made soon after the last one (the next layer of a network,
+  // some microseconds later) does not wait for a sleeping thread to be woken.
+  std::atomic<int> queued_{0};
   Job* queue_tail_ = nullptr;
   std::vector<std::thread> workers_;
   bool stopping_ = false;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a conv2d weight layout keeps each logical dimension: the one layout switch that both the
 // Problem (logical dimensions to a shape) and the TVM face (a given shape back to logical
 // dimensions) use. HWOI ([kh, kw, C, multiplier], depthwise) splits the output channels over two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/check.hpp"
 #include "engines/engine.hpp"
 #include "qconv/error.hpp"
@@ -44,18 +45,27 @@ CanonicalWeights::CanonicalWeights(const Problem& p)
 CanonicalWeights::CanonicalWeights(const Problem& p, const ConstTensorView& weights)
     : CanonicalWeights(p) {
   const std::int64_t out = p.desc().out_channels;
-  const auto* u8 = weights.as<std::uint8_t>();
-  const auto* s8 = weights.as<std::int8_t>();
-  std::size_t i = 0;
-  for (std::int64_t o = 0; o < out; ++o) {
-    for (std::int64_t c = 0; c < in_per_group_; ++c) {
-      for (std::int64_t r = 0; r < kernel_h_; ++r) {
-        for (std::int64_t s = 0; s < kernel_w_; ++s) {
-          const auto at = static_cast<std::size_t>(source_offset(p, o, c, r, s));
-          values_[i++] = dtype_ == DType::u8 ? std::int16_t{u8[at]} : std::int16_t{s8[at]};
+  // source_offset is linear in (c, r, s) for a fixed o: walk it with strides.
+  const std::int64_t base0 = source_offset(p, 0, 0, 0, 0);
+  const std::int64_t step_c = in_per_group_ > 1 ? source_offset(p, 0, 1, 0, 0) - base0 : 0;
+  const std::int64_t step_r = kernel_h_ > 1 ? source_offset(p, 0, 0, 1, 0) - base0 : 0;
+  const std::int64_t step_s = kernel_w_ > 1 ? source_offset(p, 0, 0, 0, 1) - base0 : 0;
+  const auto copy = [&](const auto* source) {
+    std::int16_t* v = values_.data();
+    for (std::int64_t o = 0; o < out; ++o) {
+      const std::int64_t base = source_offset(p, o, 0, 0, 0);
+      for (std::int64_t c = 0; c < in_per_group_; ++c) {
+        for (std::int64_t r = 0; r < kernel_h_; ++r) {
+          const auto* row = source + base + c * step_c + r * step_r;
+          for (std::int64_t s = 0; s < kernel_w_; ++s) *v++ = static_cast<std::int16_t>(row[s * step_s]);
         }
       }
     }
+  };
+  if (dtype_ == DType::u8) {
+    copy(weights.as<std::uint8_t>());
+  } else {
+    copy(weights.as<std::int8_t>());
   }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The interface every engine implements. An engine says whether it can run a Problem on this CPU
 // and, if so, packs the weights into its own form once (a PreparedKernel) and runs it many times.
 // A packed form can be turned into bytes and back (prepared-weights files, src/core/serialize.cpp).
@@ -77,6 +78,8 @@ class PreparedKernel {
   // kernel was prepared from: a file may carry them to re-pack elsewhere, and a loaded plan
   // recomputes its accumulator bound from them instead of trusting the file.
   virtual CanonicalWeights canonical_weights() const = 0;
+  // The path and kernel this plan runs, e.g. "avx512_vnni igemm 6x64 k3x3 s1" (Plan::describe).
+  virtual std::string describe() const { return {}; }
 };
 
 class Engine {
@@ -97,11 +100,16 @@ class Engine {
   virtual CpuFeatures required_cpu_features() const = 0;
   // The version of this engine's packed form. A prepared-weights file records it; a file whose
   // packed form has another version is re-packed from its original weights, or refused. Bump it
-  // whenever packed() changes, so that only this engine's files are affected.
-  virtual std::uint32_t packing_version() const = 0;
+  // whenever packed() changes, so that only this engine's files are affected. Every engine's first
+  // packed form is version 1 (format 1 files, which did not record it, are read as 1).
+  virtual std::uint32_t packing_version() const { return 1; }
 };
 
 const Engine& reference_engine();
+#if defined(__x86_64__)
+const Engine& avx512_vnni_engine();
+const Engine& avx512_amx_engine();
+#endif
 
 // Every engine built in, fastest first; the reference engine is last and runs everything.
 std::span<const Engine* const> all_engines();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reference engine: SPEC §3 as plain loops, the oracle every other engine is tested against.
 // Simple and slow on purpose: one output element at a time, an exact 64-bit sum, then the output
 // stage. Do not optimise it; correctness here is what makes the fast engines' tests mean anything.

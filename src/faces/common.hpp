@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every face needs to translate its framework's arguments: the padding orders, one-or-two
 // value pairs, and a one-shot prepare + execute.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PyTorch face: torch.ao.nn.quantized.functional.conv2d / conv_transpose2d translated into one
 // Problem and run once. The tensors carry their own dtype and shape; everything PyTorch infers
 // from them (channels, kernel size, input dtype) is read from there.

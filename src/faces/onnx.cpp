@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ONNX face: translates QLinearConv, ConvInteger and an integer ConvTranspose into qconv's
 // Problem. ONNX's attribute rules (auto_pad, pads, kernel_shape, output_shape) are resolved here
 // into explicit (top, bottom, left, right) padding; everything else is the Problem's to check.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TVM QNN face: translates qnn.conv2d, qnn.conv2d_transpose and qnn.requantize into qconv's
 // Problem (or, for requantize, its output stage). TVM's own consistency rules (the Conv2D type
 // relation's checks of channels and kernel_size against the weight, the layout strings) are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Preparation face after ttnn: every entry point turns its arguments into a ProblemDesc through
 // one translation (problem_desc below), so preparing and running can never disagree on what an
 // argument means. A prepared object is compared field by field with each call's translation.

@@ -1,15 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // SPEC §4, one scheme per case. Each formula is written in the order the spec gives, with f32(·)
 // as a float operation and f64(·) as a double operation; comments name the spec's symbols.
 #include "output/output_stage.hpp"
 
-// Every float operation below must round on its own. Built for a CPU with FMA (-march=native),
-// GCC would otherwise fuse `x * m + zy` (onnx, tvm_f32, onednn) into one rounding, even across
-// statements, and silently change tie results.
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+// Every float operation below must round on its own: the library is built with -ffp-contract=off
+// (CMakeLists.txt), or a compiler targeting a CPU with FMA would fuse `x * m + zy` (onnx, tvm_f32,
+// onednn) into one rounding, even across statements, and silently change tie results.
 
 #include <algorithm>
 #include <cmath>
@@ -38,7 +34,8 @@ std::string channel_field(std::string_view what, std::int64_t o) {
 
 // Every derived multiplier must be a positive finite number, or the formula has no meaning.
 void require_multiplier(double v, std::string_view what, std::int64_t o) {
-  require(std::isfinite(v) && v > 0.0, channel_field(what, o), v,
+  if (std::isfinite(v) && v > 0.0) return;  // the message is built only for a failure
+  require(false, channel_field(what, o), v,
           "the scales give a multiplier that is zero or not finite in the scheme's precision; "
           "check input_scale, weight_scale and output_scale");
 }
@@ -47,7 +44,8 @@ void require_multiplier(double v, std::string_view what, std::int64_t o) {
 // scaled value overflows binary32 is not refused: the formula then gives ±infinity, which the
 // output clamp turns into the low or high bound (qnnpack: clamp_s32), as SPEC §4 writes it.
 void require_finite_bias(double b, std::int64_t o) {
-  require(std::isfinite(b), channel_field("bias", o), b, "a float bias must be finite");
+  if (std::isfinite(b)) return;
+  require(false, channel_field("bias", o), b, "a float bias must be finite");
 }
 
 // Rounds a real clamp bound the way the scheme rounds its outputs.
@@ -207,6 +205,63 @@ OutputStage::OutputStage(const ProblemDesc& d, BiasView bias)
       }
     }
   }
+  derive_vectors();
+}
+
+// The vector form of the constants (VectorConstants): the same numbers, padded for 16 lanes, plus
+// the tvm scheme's shifts rewritten so that 64-bit lanes compute exactly what apply_wide() does in
+// 128 bits.
+void OutputStage::derive_vectors() {
+  VectorConstants& v = vectors_;
+  const bool per_channel = channels_.size() > 1;
+  v.channel_step = per_channel ? 1 : 0;
+  const auto lanes = static_cast<std::size_t>(
+      per_channel ? round_up(static_cast<std::int64_t>(channels_.size()), 16) + 16 : 16);
+  v.zero_point = zero_point_;
+  v.lo = static_cast<std::int32_t>(lo_);
+  v.hi = static_cast<std::int32_t>(hi_);
+  const auto fill = [&](auto& array, auto value_of) {
+    array.assign(lanes, {});
+    for (std::size_t i = 0; i < lanes; ++i) {
+      array[i] = value_of(channels_[per_channel ? std::min(i, channels_.size() - 1) : 0]);
+    }
+  };
+  fill(v.bias_s32, [](const ChannelConstants& c) { return c.bias_s32; });
+  fill(v.bias_f32, [](const ChannelConstants& c) { return c.bias_f32; });
+  fill(v.scale_f32, [](const ChannelConstants& c) { return c.scale_f32; });
+  fill(v.q31, [](const ChannelConstants& c) { return c.q31; });
+  switch (kind_) {
+    case SchemeKind::tvm: {
+      // e ≤ 30: r = (p + 2^(T−1)) >> T with T = 31 − e (the left shift by e and the right shift
+      // by 31 cancel); T > 62 leaves |p| < 2^62 < 2^(T−1), so r = 0. e = 31, 32: r = p·2^(e−31)
+      // exactly. e > 32: |acc·M| ≥ 2^32 whenever acc ≠ 0, beyond every output range: acc·2^32
+      // keeps the sign and is far enough.
+      fill(v.q31, [](const ChannelConstants& c) {
+        if (c.shift > 32) return 1;
+        if (c.shift <= 30 && 31 - c.shift > 62) return 0;
+        return c.q31;
+      });
+      fill(v.shift_left, [](const ChannelConstants& c) {
+        return c.shift > 32 ? 32 : (c.shift >= 31 ? c.shift - 31 : 0);
+      });
+      fill(v.shift_right, [](const ChannelConstants& c) {
+        if (c.shift >= 31) return 0;
+        return 31 - c.shift > 62 ? 1 : 31 - c.shift;
+      });
+      const bool to_nearest = rounding_ == Rounding::tonearest;
+      fill(v.round_down,
+           [&](const ChannelConstants& c) { return to_nearest && c.shift < 31 ? 1 : 0; });
+      break;
+    }
+    case SchemeKind::tflite:
+      fill(v.shift_left, [](const ChannelConstants& c) { return std::max(c.shift, 0); });
+      fill(v.shift_right, [](const ChannelConstants& c) { return std::max(-c.shift, 0); });
+      break;
+    case SchemeKind::tflite_single:
+      fill(v.shift_right, [](const ChannelConstants& c) { return 31 - c.shift; });
+      break;
+    default: break;
+  }
 }
 
 OutputStage OutputStage::for_requantize(SchemeKind kind, Rounding rounding,
@@ -233,6 +288,7 @@ OutputStage OutputStage::for_requantize(SchemeKind kind, Rounding rounding,
     if (kind == SchemeKind::tvm_f32) require_multiplier(c.scale_f32, "input_scale/output_scale", o);
     stage.channels_.push_back(c);
   }
+  stage.derive_vectors();
   return stage;
 }
 
@@ -275,7 +331,7 @@ std::int32_t OutputStage::apply(std::int32_t acc, std::int64_t o) const {
     }
     case SchemeKind::qnnpack: {
       const float v = static_cast<float>(with_bias) * c.scale_f32;
-      // PyTorch's float-to-int conversion gives INT32_MIN for |v| ≥ 2^31 (PEERS.md defect 6).
+      // PyTorch's float-to-int conversion gives INT32_MIN for |v| ≥ 2^31 (docs/PEERS.md defect 6).
       const std::int64_t r = std::fabs(v) < kTwo31 ? static_cast<std::int64_t>(round_half_even(v))
                                                    : std::numeric_limits<std::int32_t>::min();
       return finish(r);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The output stage: turns the exact accumulator of one output element into the output value,
 // following one output scheme of SPEC §4 bit for bit. Per-channel constants are derived once
 // (from the scales, the bias and the scheme) so every engine applies the same numbers.
@@ -7,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "core/aligned.hpp"
 #include "qconv/plan.hpp"
 #include "qconv/problem.hpp"
 #include "qconv/scheme.hpp"
@@ -21,6 +23,32 @@ struct ChannelConstants {
   float scale_f32 = 0.0f;  // fbgemm, qnnpack, onnx: m; onednn: os; tvm_f32: f32(M)
   std::int32_t q31 = 0;    // tvm, tflite, tflite_single: the Q31 multiplier
   int shift = 0;           // tvm: frexp exponent e; tflite, tflite_single: the shift
+};
+
+// The same constants as data for a vector kernel that handles 16 channels at a time (the scalar
+// apply() stays the oracle every vector form is tested against). Each array holds either 16 copies
+// of one value (channel_step 0: every channel reads lanes [0, 16)) or one value per output channel,
+// padded to a multiple of 16 (channel_step 1: channels [c, c + 16) read lanes [c, c + 16)); all are
+// 64-byte aligned. A scheme leaves the arrays it does not use empty.
+struct VectorConstants {
+  std::int64_t channel_step = 0;
+  AlignedVector<std::int32_t> bias_s32;  // as ChannelConstants::bias_s32
+  AlignedVector<float> bias_f32;         // as ChannelConstants::bias_f32
+  AlignedVector<float> scale_f32;        // as ChannelConstants::scale_f32
+  AlignedVector<std::int32_t> q31;       // tvm: 0 where the result is always 0, 1 where saturated
+  // tvm: r = ((s64(acc)·q31 + nudge) >> shift_right) << shift_left, the nudge 2^(shift_right − 1)
+  //   (0 when shift_right is 0), less round_down for a negative product; exact in 64 bits.
+  // tflite: shift_left = max(shift, 0), shift_right = max(−shift, 0). tflite_single: shift_right
+  //   = 31 − shift.
+  AlignedVector<std::int32_t> shift_left;
+  AlignedVector<std::int32_t> shift_right;
+  AlignedVector<std::int32_t> round_down;
+  std::int32_t zero_point = 0;
+  std::int32_t lo = 0;  // the output range after the dtype and the fused activation
+  std::int32_t hi = 0;
+
+  // Offset of channel c's lane in every array.
+  std::int64_t at(std::int64_t c) const { return c * channel_step; }
 };
 
 class OutputStage {
@@ -47,6 +75,7 @@ class OutputStage {
   std::int64_t lo() const { return lo_; }
   std::int64_t hi() const { return hi_; }
   std::int32_t zero_point() const { return zero_point_; }
+  const VectorConstants& vectors() const { return vectors_; }
   const ChannelConstants& channel(std::int64_t o) const {
     return channels_[channels_.size() == 1 ? 0 : static_cast<std::size_t>(o)];
   }
@@ -54,6 +83,7 @@ class OutputStage {
  private:
   OutputStage() = default;
   std::int32_t finish(std::int64_t rounded) const;
+  void derive_vectors();
 
   SchemeKind kind_ = SchemeKind::int32;
   Rounding rounding_ = Rounding::upward;
@@ -62,6 +92,7 @@ class OutputStage {
   std::int64_t hi_ = 0;
   std::int32_t zero_point_ = 0;
   std::vector<ChannelConstants> channels_;
+  VectorConstants vectors_;
 };
 
 }  // namespace qconv::detail

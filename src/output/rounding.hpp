@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rounding and fixed-point primitives the frameworks use, each exactly as they define it.
 #pragma once
 

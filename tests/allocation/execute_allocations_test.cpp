@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plan::execute allocates nothing once it has run: every operator new in the process (the pool's
 // workers included) is counted while a call runs.
 //

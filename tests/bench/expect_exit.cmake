@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs a command and checks its exit status, for CTest tests of command-line programs:
 #   cmake -DEXPECT=<status> [-DEXPECT_FILE=<path> -DEXPECT_FILE_REGEX=<regex>] -P expect_exit.cmake -- <command> <args...>
 # Fails when the status differs, or when EXPECT_FILE is given and does not exist or does not

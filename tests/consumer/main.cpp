@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Uses the installed headers and library: a 1x1 convolution whose result is known by hand.
 #include <array>
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Assertions for qconv's errors: the exact exception type, a message naming the field (and
 // usually its value), and — for a refused execution — an output buffer left byte-for-byte as it
 // was. Use as EXPECT_TRUE(throws<InvalidArgument>([&] { ... }, {"stride_h = 0"})) so a failure

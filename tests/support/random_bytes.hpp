@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seeded random bytes for test tensors: the same seed gives the same bytes on every platform
 // (std::mt19937's sequence is fixed by the standard).
 #pragma once

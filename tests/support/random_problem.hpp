@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random, valid quantized convolution problems with their data, for differential tests.
 //
 // The generator draws every parameter of a ProblemDesc (geometry, groups and depthwise, layouts,

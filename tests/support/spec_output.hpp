@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SPEC §4 written out literally and independently of src/output: every output scheme's formula
 // with exact integer arithmetic (__int128) and explicit binary32 steps, counting the exact ties it
 // meets. The expected value of the output-scheme tests and of the differential test, so that a

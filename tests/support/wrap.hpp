@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two's-complement wrap of an exact sum into s32: what a 32-bit accumulator register holds, and
 // what SPEC §3 asks for when a caller accepts wrap-around. The tests' own, so an expected value
 // never comes from the library's conversion.

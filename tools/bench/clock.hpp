@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The core clock the peak share is computed with, and where it came from.
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Turns bench/layers.csv into C++ initialisers for the bench's layer table, so that the CSV is the
 # one source of truth and the bench needs no file at run time.
 #   cmake -DCSV=<layers.csv> -DOUT=<layers_table.inc> -P embed_layers.cmake

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark layers: the rows of layers.csv (network facts, compiled in at build time) and what
 // the bench derives from them.
 #pragma once

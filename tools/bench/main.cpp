@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qconv-bench: times network convolution layers through qconv and verifies them against the
 // reference engine. See --help, or usage() in options.cpp.
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "clock.hpp"
 #include "layer_table.hpp"
 #include "memory.hpp"
+#include "onednn_peer.hpp"
 #include "options.hpp"
 #include "progress.hpp"
 #include "qconv/error.hpp"
@@ -76,6 +78,17 @@ void print_header(std::ostream& out, const Options& options, std::size_t layer_c
   } else {
     out << "verify: off\n";
   }
+  out << "peer: "
+      << (options.peer == "none" ? "none"
+          : peer_available()     ? "oneDNN, timed in alternating rounds in this process"
+                                 : "none (built without oneDNN)");
+  if (!options.peer_isa.empty()) out << ", ISA limited to " << options.peer_isa;
+  out << "; ratio = oneDNN ms / qconv ms (above 1: qconv is faster)\n";
+  out << "variant: input " << options.input_dtype << ", weights " << options.weight_dtype
+      << (options.weight_zero_point
+              ? ", weight zero point " + std::to_string(*options.weight_zero_point)
+              : std::string())
+      << '\n';
   out << '\n' << std::flush;
 }
 
@@ -87,6 +100,14 @@ void print_engines(std::ostream& out, const std::vector<LayerResult>& results) {
     if (std::find(seen.begin(), seen.end(), r.engine) != seen.end()) continue;
     seen.push_back(r.engine);
     out << "  " << r.description << '\n';
+  }
+  std::vector<std::string> peers;
+  for (const LayerResult& r : results) {
+    const std::string line = r.peer_implementation + ": " + r.peer_problem;
+    if (r.peer_implementation.empty() || std::find(peers.begin(), peers.end(), line) != peers.end())
+      continue;
+    peers.push_back(line);
+    out << "  peer " << line << '\n';
   }
 }
 
@@ -107,6 +128,7 @@ int run(const Options& options, const std::vector<const LayerRow*>& rows) {
                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
       .clock = core_clock(options.clock_ghz)};
   const RepeatPolicy policy = repeat_policy(options);
+  if (!options.peer_isa.empty()) limit_peer_isa(options.peer_isa);
   print_header(std::cout, options, rows.size(), settings, policy);
 
   std::vector<LayerResult> results;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Peak resident memory of the process, per network: Linux keeps a high-water mark (VmHWM) that
 // writing "5" to /proc/self/clear_refs resets, so each network's peak is measured on its own.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "options.hpp"
 
 #include <charconv>
@@ -77,6 +78,12 @@ Options:
   --verify-max-macs M layers above M MACs are verified on a smaller input height and width
                       with the same channels, kernel, stride and padding (default: 20000000)
   --engine NAME       engine for Plan::prepare: "auto" (default), "reference", or an engine name
+  --peer NAME         time the peer side by side: "onednn" (default, when built with it) or "none"
+  --peer-isa ISA      limit oneDNN's ISA, e.g. avx512_core_vnni, avx2_vnni, avx2 (its
+                      ONEDNN_MAX_CPU_ISA)
+  --weight-zero-point N  a weight zero point (oneDNN takes none: it runs the symmetric problem)
+  --weight-dtype T    s8 (default) or u8 (zero point 128 unless --weight-zero-point)
+  --input-dtype T     u8 (default) or s8
   --clock-ghz F       core clock for the peak share (default: measured by a dependent-add loop)
   --json FILE         also write one JSON record per layer to FILE
   --list              list the layers of the table (of --network when given) and exit
@@ -104,6 +111,26 @@ Options parse_options(std::span<const std::string_view> args) {
       {"--verify-max-macs",
        [&](auto o, auto v) { options.verify_max_macs = parse_at_least<std::int64_t>(o, v, 1); }},
       {"--engine", [&](auto, auto v) { options.engine = std::string(v); }},
+      {"--peer",
+       [&](auto o, auto v) {
+         if (v != "onednn" && v != "none") {
+           throw UsageError(std::string(o) + " = " + std::string(v) + ": onednn or none");
+         }
+         options.peer = std::string(v);
+       }},
+      {"--peer-isa", [&](auto, auto v) { options.peer_isa = std::string(v); }},
+      {"--weight-zero-point",
+       [&](auto o, auto v) { options.weight_zero_point = parse_number<int>(o, v); }},
+      {"--weight-dtype",
+       [&](auto o, auto v) {
+         if (v != "u8" && v != "s8") throw UsageError(std::string(o) + ": u8 or s8");
+         options.weight_dtype = std::string(v);
+       }},
+      {"--input-dtype",
+       [&](auto o, auto v) {
+         if (v != "u8" && v != "s8") throw UsageError(std::string(o) + ": u8 or s8");
+         options.input_dtype = std::string(v);
+       }},
       {"--clock-ghz", [&](auto o, auto v) { options.clock_ghz = parse_at_least(o, v, 0.001); }},
       {"--json", [&](auto o, auto v) {
          if (v.empty()) throw UsageError(std::string(o) + ": needs a file name");

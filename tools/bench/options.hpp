@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qconv-bench's command line: what may be asked, parsed by hand (no dependency).
 #pragma once
 
@@ -30,6 +31,11 @@ struct Options {
   // Layers above this many MACs are verified on a smaller input height and width.
   std::int64_t verify_max_macs = 20'000'000;
   std::string engine = "auto";
+  std::string peer = "onednn";           // "onednn" or "none"
+  std::string peer_isa;                  // oneDNN's ISA limit (empty: none)
+  std::optional<int> weight_zero_point;  // the variants oneDNN cannot run
+  std::string weight_dtype = "s8";
+  std::string input_dtype = "u8";
   std::optional<double> clock_ghz;  // overrides the measured clock
   bool list = false;
   bool help = false;

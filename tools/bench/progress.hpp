@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // "[3/23] resnet50 l1.3x3 ..." on stderr while the bench runs, only when stderr is a terminal
 // (so logs and pipes stay clean).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "report.hpp"
 
 #include <cstdio>
@@ -48,34 +49,50 @@ void write_string(std::ostream& out, std::string_view text) {
 void print_table(std::ostream& out, std::span<const LayerResult> results,
                  const RunSettings& settings) {
   const double peak = settings.peak_gops();
-  std::vector<Row> rows = {{"network", "layer", "count", "MMACs", "ms", "runs", "GOPS", "peak",
-                            "engine", "verified", "peak RSS"}};
+  std::vector<Row> rows = {{"network", "layer", "count", "MMACs", "ms", "GOPS", "peak", "oneDNN ms",
+                            "ratio", "prep ms", "oneDNN prep", "verified", "peak RSS"}};
+  const auto peer_ms = [](const LayerResult& r) {
+    return r.peer_timing ? fixed(r.peer_timing->median_ms, 3) : std::string("-");
+  };
   for (std::size_t begin = 0; begin < results.size();) {
     const std::string_view network = results[begin].row->network;
     std::size_t end = begin;
     std::int64_t layers = 0;
-    double total_macs = 0.0;
-    double total_ms = 0.0;
+    double total_macs = 0.0, total_ms = 0.0, total_peer_ms = 0.0, total_prepare = 0.0,
+           total_peer_prepare = 0.0;
+    bool every_peer = true;
     for (; end < results.size() && results[end].row->network == network; ++end) {
       const LayerResult& r = results[end];
       const double g = gops(r.macs, r.timing.median_ms);
+      const std::string ratio =
+          r.peer_timing ? fixed(r.peer_timing->median_ms / r.timing.median_ms, 2) : "-";
       rows.push_back({std::string(network), std::string(r.row->layer), std::to_string(r.row->count),
-                      fixed(r.macs / 1e6, 1), fixed(r.timing.median_ms, 3),
-                      std::to_string(r.timing.runs), fixed(g, 2), percent(g / peak), r.engine,
-                      r.verified, ""});
+                      fixed(r.macs / 1e6, 1), fixed(r.timing.median_ms, 3), fixed(g, 1),
+                      percent(g / peak), peer_ms(r), ratio, fixed(r.prepare_ms, 3),
+                      r.peer_timing ? fixed(r.peer_prepare_ms, 2) : "-", r.verified, ""});
       layers += r.row->count;
       total_macs += static_cast<double>(r.macs) * r.row->count;
       total_ms += r.timing.median_ms * r.row->count;
+      total_prepare += r.prepare_ms * r.row->count;
+      if (r.peer_timing) {
+        total_peer_ms += r.peer_timing->median_ms * r.row->count;
+        total_peer_prepare += r.peer_prepare_ms * r.row->count;
+      } else {
+        every_peer = false;
+      }
     }
     const double g = total_ms > 0 ? 2.0 * total_macs / (total_ms * 1e6) : 0.0;
     const auto& rss = results[begin].network_peak_rss_kib;
     rows.push_back({std::string(network), "total (x count)", std::to_string(layers),
-                    fixed(total_macs / 1e6, 1), fixed(total_ms, 3), "", fixed(g, 2),
-                    percent(g / peak), "", "", rss ? fixed(*rss / 1024.0, 1) + " MiB" : "n/a"});
+                    fixed(total_macs / 1e6, 1), fixed(total_ms, 3), fixed(g, 1), percent(g / peak),
+                    every_peer ? fixed(total_peer_ms, 3) : "-",
+                    every_peer ? fixed(total_peer_ms / total_ms, 2) : "-", fixed(total_prepare, 2),
+                    every_peer ? fixed(total_peer_prepare, 1) : "-", "",
+                    rss ? fixed(*rss / 1024.0, 1) + " MiB" : "n/a"});
     begin = end;
   }
   constexpr Align L = Align::left, R = Align::right;
-  print_columns(out, rows, {L, L, R, R, R, R, R, R, L, L, R});
+  print_columns(out, rows, {L, L, R, R, R, R, R, R, R, R, R, L, R});
 }
 
 void write_json(std::ostream& out, std::span<const LayerResult> results,
@@ -103,8 +120,22 @@ void write_json(std::ostream& out, std::span<const LayerResult> results,
     } else {
       out << "null";
     }
-    out << ", \"peer\": null, \"peer_ms\": null, \"peer_gops\": null, \"ratio\": null}"
-        << (i + 1 < results.size() ? ",\n" : "\n");
+    out << ", \"prepare_ms\": " << r.prepare_ms
+        << ", \"pct_of_peak\": " << 100.0 * g / settings.peak_gops();
+    if (r.peer_timing) {
+      out << ", \"peer\": \"onednn\", \"peer_implementation\": ";
+      write_string(out, r.peer_implementation);
+      out << ", \"peer_problem\": ";
+      write_string(out, r.peer_problem);
+      out << ", \"onednn_ms\": " << r.peer_timing->median_ms
+          << ", \"onednn_gops\": " << gops(r.macs, r.peer_timing->median_ms)
+          << ", \"onednn_prepare_ms\": " << r.peer_prepare_ms
+          << ", \"ratio_vs_onednn\": " << r.peer_timing->median_ms / r.timing.median_ms << "}";
+    } else {
+      out << ", \"peer\": null, \"onednn_ms\": null, \"onednn_gops\": null, "
+             "\"onednn_prepare_ms\": null, \"ratio_vs_onednn\": null}";
+    }
+    out << (i + 1 < results.size() ? ",\n" : "\n");
   }
   out << "]\n";
 }

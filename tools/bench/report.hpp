@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bench's results: a table for people, JSON records for scripts.
 #pragma once
 

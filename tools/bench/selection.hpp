@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which rows of the layer table a command line asks for.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prints rows of text as aligned columns, two spaces apart.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "timing.hpp"
 
 #include <algorithm>
@@ -17,6 +18,48 @@ RepeatPolicy repeat_policy(const Options& options) {
   if (options.min_time_ms) policy.min_time_ms = *options.min_time_ms;
   policy.max_runs = std::max(policy.max_runs, policy.min_runs);
   return policy;
+}
+
+namespace {
+
+Timing median_of(std::vector<double> times_ms) {
+  std::sort(times_ms.begin(), times_ms.end());
+  const std::size_t n = times_ms.size();
+  if (n == 0) return {};
+  const double median = n % 2 ? times_ms[n / 2] : (times_ms[n / 2 - 1] + times_ms[n / 2]) / 2;
+  return {median, static_cast<int>(n)};
+}
+
+}  // namespace
+
+std::pair<Timing, Timing> time_alternating(const std::function<void()>& a,
+                                           const std::function<void()>& b,
+                                           const RepeatPolicy& policy) {
+  using Clock = std::chrono::steady_clock;
+  constexpr double kTurnMs = 1.0;
+  std::vector<double> times[2];
+  double totals[2] = {0.0, 0.0};
+  const std::function<void()>* runs[2] = {&a, &b};
+  const auto satisfied = [&](int i) {
+    const int n = static_cast<int>(times[i].size());
+    return n >= policy.max_runs || (n >= policy.min_runs && totals[i] >= policy.min_time_ms);
+  };
+  while (!satisfied(0) || !satisfied(1)) {
+    for (int i = 0; i < 2; ++i) {
+      if (satisfied(i)) continue;
+      (*runs[i])();  // untimed: the turn's warm-up
+      double turn = 0.0;
+      do {
+        const auto start = Clock::now();
+        (*runs[i])();
+        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+        times[i].push_back(ms);
+        totals[i] += ms;
+        turn += ms;
+      } while (turn < kTurnMs && !satisfied(i));
+    }
+  }
+  return {median_of(times[0]), median_of(times[1])};
 }
 
 Timing time_runs(const std::function<void()>& run, const RepeatPolicy& policy) {

@@ -1,7 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 // How many times a layer is run and how its time is summarised.
 #pragma once
 
 #include <functional>
+#include <utility>
 
 #include "options.hpp"
 
@@ -27,5 +29,12 @@ struct Timing {
 
 // One untimed warm-up run, then timed runs as the policy says; the median of the timed runs.
 Timing time_runs(const std::function<void()>& run, const RepeatPolicy& policy);
+
+// Two workloads timed side by side in alternating rounds, so that a change of machine load hits
+// both alike: each round runs `a` then `b` for about a millisecond each (the first run of each turn
+// untimed: the other's helper threads may still be spinning), until both meet the policy.
+std::pair<Timing, Timing> time_alternating(const std::function<void()>& a,
+                                           const std::function<void()>& b,
+                                           const RepeatPolicy& policy);
 
 }  // namespace qconv::bench

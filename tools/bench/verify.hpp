@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bit-exact verification of a layer's output against the reference engine.
 #pragma once
 

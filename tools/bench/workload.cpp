@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "workload.hpp"
 
 #include <cmath>
@@ -57,12 +58,12 @@ Tensor random_input(const Problem& problem, std::uint64_t seed) {
   return input;
 }
 
-Workload make_workload(const LayerRow& row, std::int64_t batch) {
+Workload make_workload(const LayerRow& row, std::int64_t batch, const Variant& variant) {
   std::mt19937_64 rng(layer_seed(row));
   ProblemDesc d = geometry(row);
   d.batch = batch;
-  d.input_dtype = DType::u8;
-  d.weight_dtype = DType::s8;
+  d.input_dtype = variant.input_dtype;
+  d.weight_dtype = variant.weight_dtype;
   d.output_dtype = DType::u8;
   d.input_layout = Layout::NHWC;
   // geometry() chose the weight layout: OHWI, or IOHW for a transposed layer.
@@ -73,7 +74,8 @@ Workload make_workload(const LayerRow& row, std::int64_t batch) {
   d.input_zero_point = kInputZeroPoint;
   d.weight_scale.resize(static_cast<std::size_t>(d.out_channels));
   for (double& scale : d.weight_scale) scale = kWeightScale * (0.5 + unit_interval(rng));
-  d.weight_zero_point = {0};
+  d.weight_zero_point = {
+      variant.weight_zero_point.value_or(variant.weight_dtype == DType::u8 ? 128 : 0)};
   d.output_zero_point = kOutputZeroPoint;
   // An accumulator of K random products has a standard deviation of about
   // sqrt(K) · rms(x − zx) · rms(w) ≈ sqrt(K) · 143 · 74.

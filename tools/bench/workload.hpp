@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The quantized problem the bench runs for a layer, and its random data.
 //
 // One realistic scheme for every layer: PyTorch's fbgemm (x86) quantized convolution as a
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,7 +31,14 @@ struct Workload {
   Tensor input;
 };
 
-Workload make_workload(const LayerRow& row, std::int64_t batch);
+// The dtypes and weight zero point of the problem (the symmetric u8 x s8 one by default).
+struct Variant {
+  DType input_dtype = DType::u8;
+  DType weight_dtype = DType::s8;
+  std::optional<int> weight_zero_point;  // default: 0 for s8 weights, 128 for u8
+};
+
+Workload make_workload(const LayerRow& row, std::int64_t batch, const Variant& variant = {});
 
 // A random input for `problem` from a seed (NHWC, the problem's batch).
 Tensor random_input(const Problem& problem, std::uint64_t seed);

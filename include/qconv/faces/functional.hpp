@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PyTorch face: torch.ao.nn.quantized.functional.conv2d and conv_transpose2d (and the fused
 // quantized::conv2d_relu), with PyTorch's argument names and defaults. Activations are NCHW,
 // weights OIHW (conv_transpose2d: IOHW, [C_in, C_out/groups, kh, kw]). `padding` is one value

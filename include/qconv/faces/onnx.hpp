@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ONNX face: QLinearConv, ConvInteger and an integer ConvTranspose, with ONNX attributes.
 // Tensors are NCHW, weights OIHW (ConvTranspose: [C_in, C_out/group, kh, kw]). `pads` is ONNX's
 // [top, left, bottom, right]; `auto_pad` is NOTSET, VALID, SAME_UPPER or SAME_LOWER.

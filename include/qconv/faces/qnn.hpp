@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TVM QNN face: qnn.conv2d, qnn.conv2d_transpose and qnn.requantize with TVM's argument names,
 // defaults and conventions. Padding is TVM's: 1 value, 2 values (pad_h, pad_w) or 4 values
 // (top, left, bottom, right). Output of the convolutions: the s32 accumulator (scheme int32).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Preparation face, after tt-metal's ttnn: prepare_conv_weights / prepare_conv_bias once, then
 // conv2d with the prepared objects. Padding is ttnn's (top, bottom, left, right) when 4 values,
 // (pad_h, pad_w) when 2. Unlike ttnn, a prepared object records everything it was prepared for,

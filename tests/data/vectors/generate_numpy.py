@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Generates the numpy_*.json test vectors: SPEC §3 (the exact accumulator) and the SPEC §4 `tflite`
 scheme computed here with NumPy and Python integers, sharing nothing with qconv's code, on seeded
 random values, in layouts other than NCHW/OIHW and with non-zero (per-channel) weight zero points.

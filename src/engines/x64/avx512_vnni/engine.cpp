@@ -1,0 +1,837 @@
+// SPDX-License-Identifier: Apache-2.0
+// The AVX-512 VNNI engine: ordinary (groups = 1) NHWC convolution as a GEMM over output pixels,
+// register tiles of up to 6 pixels x 64 output channels (gemm_kernels.cpp), the output stage in
+// 16 lanes (epilogue_kernels.cpp). This file plans and packs at preparation and walks the tiles
+// at run time; it is built for the baseline ISA and calls the kernels only on a CPU that has them.
+//
+// The arithmetic. vpdpbusd multiplies u8 by s8, so the kernel sums P = Σ x·w' over the taps that
+// fall inside the image, where x is the input as stored and w' the weight moved into the other
+// operand's signedness at packing (w' = w − 128 for u8 weights with a u8 input, w' = w + 128 for s8
+// weights with an s8 input; otherwise w' = w). With zw' = zw − (w − w') the exact sum of SPEC §3 is
+//     Σ (x − zx)(w − zw) = P − zw'[o]·Σx − zx·Σ(w' − zw'[o]),
+// every sum over the same valid taps, all of it exact modulo 2^32 (the s32 wrap the reference
+// applies). Σx (the window sum of a pixel) is needed only when some zw' ≠ 0 and comes from the
+// same tile pass; Σ(w' − zw') depends only on which taps are valid, so it is precomputed per
+// padding pattern. A padded tap is skipped, never multiplied.
+#include "engines/engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "core/aligned.hpp"
+#include "core/parallel.hpp"
+#include "engines/x64/avx512_vnni/kernels.hpp"
+#include "output/rounding.hpp"
+
+namespace qconv::detail {
+namespace {
+
+using avx512_vnni::kMaxRows;
+using avx512_vnni::kPanelWidth;
+
+constexpr CpuFeatures kRequired = kAvx512f | kAvx512bw | kAvx512vl | kAvx512dq | kAvx512vnni;
+// Below this many input channels a tap is too short to keep the tile busy: gather each output
+// pixel's whole window into one row (im2col of a tile, K padded to 4) instead.
+constexpr std::int64_t kIm2colBelowChannels = 8;
+// Precomputed Σ(w' − zw') per padding pattern: refuse a geometry that would need more than this.
+constexpr std::int64_t kMaxPatternEntries = std::int64_t{1} << 24;
+// AMX blocks: up to 32 pixels (two 16-row tiles), and none below this many.
+constexpr int kMaxAmxBlock = 32;
+constexpr int kMinAmxRows = 4;
+// Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM.
+constexpr std::int64_t kFlatChunk = 16 * kMaxRows;
+
+// The valid taps along one axis for output position `out`: [begin, end).
+std::pair<std::int64_t, std::int64_t> valid_taps(std::int64_t out, std::int64_t stride,
+                                                 std::int64_t dilation, std::int64_t pad,
+                                                 std::int64_t kernel, std::int64_t extent) {
+  std::int64_t begin = 0;
+  while (begin < kernel && out * stride + begin * dilation - pad < 0) ++begin;
+  std::int64_t end = kernel;
+  while (end > begin && out * stride + (end - 1) * dilation - pad >= extent) --end;
+  return {begin, end};
+}
+
+// Tiles covering [begin, end): with AMX first blocks of up to 32 pixels, then (or only) tiles of
+// at most kMaxRows pixels, as even as possible (26 → 6,5,5,5,5).
+void split_tiles(std::int64_t begin, std::int64_t end, bool amx,
+                 std::vector<std::pair<std::int64_t, int>>& out) {
+  while (amx && end - begin >= kMinAmxRows) {  // AMX blocks of up to 32 pixels
+    const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - begin));
+    out.emplace_back(begin, rows);
+    begin += rows;
+  }
+  const std::int64_t n = end - begin;
+  if (n <= 0) return;
+  const std::int64_t tiles = (n + kMaxRows - 1) / kMaxRows;
+  for (std::int64_t t = 0, at = begin; t < tiles; ++t) {
+    const auto rows = static_cast<int>(n / tiles + (t < n % tiles ? 1 : 0));
+    out.emplace_back(at, rows);
+    at += rows;
+  }
+}
+
+enum class Path : std::uint8_t { flat, rows, im2col };
+
+class Avx512VnniKernel final : public PreparedKernel {
+ public:
+  // `amx`: run blocks of 16 and 32 pixels on AMX tiles where the problem allows (a u8 input whose
+  // channels are a multiple of 64, full panels), vpdpbusd tiles elsewhere.
+  Avx512VnniKernel(const Problem& problem, const CanonicalWeights& weights, bool amx)
+      : problem_(problem) {
+    const auto& d = problem.desc();
+    channels_ = d.in_channels;
+    groups_ = d.groups;
+    group_in_ = d.in_channels / d.groups;
+    group_out_ = d.out_channels / d.groups;
+    panels_per_group_ = (group_out_ + kPanelWidth - 1) / kPanelWidth;
+    out_channels_ = d.out_channels;
+    // An s8 input is read as u8 (x + 128, an xor of its copy; the zero point + 128 with it): the
+    // sum (x − zx)(w − zw) is the same, and vpdpbusd and tdpbusd take a u8 input.
+    flip_input_ = d.input_dtype == DType::s8;
+    out_h_ = problem.out_height();
+    out_w_ = problem.out_width();
+    const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
+    const bool strided = d.stride_h != 1 || d.stride_w != 1;
+    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 && d.pad_right == 0) {
+      path_ = Path::flat;
+    } else if (channels_ < kIm2colBelowChannels && !one_by_one && d.groups == 1) {
+      path_ = Path::im2col;
+    } else {
+      path_ = Path::rows;
+    }
+    // Bytes a tap reads per row: one pixel's channels, or (im2col) a whole window.
+    tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : group_in_;
+    // AMX takes a u8 input, 64 bytes of channels at a time (an im2col row is padded to that).
+    amx_ = amx && (group_in_ % 64 == 0 || path_ == Path::im2col);
+    // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
+    // input stride); on vpdpbusd it reads each pixel from its own offset.
+    compact_copy_ = amx_ && path_ == Path::flat && strided;
+    steps_ = (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
+    taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
+
+    // On AMX a padded layer runs on a copy of the input with its padding filled with the zero
+    // point: every pixel then has every tap, and a row of pixels is one block. (Skipping padded
+    // taps would leave the border pixels to 1-pixel vpdpbusd tiles, as slow as all the rest.)
+    in_h_ = d.in_height;
+    in_w_ = d.in_width;
+    pad_top_ = d.pad_top;
+    pad_left_ = d.pad_left;
+    padded_copy_ = amx_ && path_ == Path::rows &&
+                   (d.pad_top != 0 || d.pad_bottom != 0 || d.pad_left != 0 || d.pad_right != 0);
+    if (padded_copy_) {
+      in_h_ = d.in_height + d.pad_top + d.pad_bottom;
+      in_w_ = d.in_width + d.pad_left + d.pad_right;
+      pad_top_ = pad_left_ = 0;
+    }
+    pack(problem, weights);
+    plan_patterns(problem);
+    epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
+  }
+
+  // The file holds the canonical weights (unpack() packs them again).
+  std::vector<std::byte> packed() const override { return canonical_bytes(); }
+  CanonicalWeights canonical_weights() const override {
+    return CanonicalWeights::from_bytes(problem_, canonical_bytes(), "packed_weights");
+  }
+
+  std::string describe() const override {
+    const auto& d = problem_.desc();
+    std::ostringstream out;
+    out << (amx_ ? "avx512_amx tdpbusd <=32x64 + vpdpbusd " : "avx512_vnni ");
+    switch (path_) {
+      case Path::flat:
+        out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1";
+        if (d.stride_h != 1 || d.stride_w != 1) out << " s" << d.stride_h << " (row offsets)";
+        break;
+      case Path::rows:
+        out << "igemm " << kMaxRows << "x" << kPanelWidth << " k" << d.kernel_h << "x" << d.kernel_w
+            << " s" << d.stride_h;
+        if (d.stride_w != d.stride_h) out << "x" << d.stride_w;
+        break;
+      case Path::im2col:
+        out << "im2col+gemm " << kMaxRows << "x" << kPanelWidth << " K=" << tap_bytes_ << " k"
+            << d.kernel_h << "x" << d.kernel_w;
+        break;
+    }
+    if (path_ == Path::rows && patterns_ > 1) out << " (padded taps skipped)";
+    if (padded_copy_) out << " (padding filled in a copy of the input)";
+    if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
+      out << " (NCHW through NHWC copies)";
+    }
+    if (compact_copy_) out << " (strided pixels copied densely)";
+    if (needs_window_sums_) out << " (weight zero point: window sums)";
+    if (epilogue_ == nullptr) out << " (scalar output stage)";
+    return out.str();
+  }
+
+  void run(const RunContext& call) const override {
+    const avx512_vnni::StageView stage = stage_view(call.stage.vectors());
+    const std::int64_t rows = row_count(call.batch);
+    RunContext ctx = call;
+    const auto& d = problem_.desc();
+    // NCHW tensors: the tiles run on NHWC copies (scratch), the output transposed back at the end.
+    if (d.input_layout == Layout::NCHW) ctx.input = to_nhwc(call);
+    const bool nchw_output = d.output_layout == Layout::NCHW;
+    if (nchw_output) {
+      ctx.output = scratch(static_cast<std::size_t>(call.batch * out_h_ * out_w_ * out_channels_) *
+                               element_size(d.output_dtype),
+                           2);
+    }
+    if (flip_input_) ctx.input_zero_point = call.input_zero_point + 128;
+    if (padded_copy_) {
+      ctx.input = pad_input(ctx);
+    } else if (compact_copy_) {
+      ctx.input = compact_input(ctx);
+    } else if (flip_input_) {
+      ctx.input = flipped_input(ctx);
+    }
+    parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
+      if (amx_) avx512_vnni::amx_begin();  // the tile configuration is per thread
+      for (std::int64_t task = begin; task < end; ++task) {
+        run_row(ctx, stage, task / rows, task % rows);
+      }
+      if (amx_) avx512_vnni::amx_end();
+    });
+    if (nchw_output) to_nchw(ctx.output, call);
+  }
+
+ private:
+  // The input with its padding filled with the zero point, in this thread's scratch (grown once,
+  // then reused: no allocation after a thread's first call of a plan this size).
+  const std::uint8_t* pad_input(const RunContext& ctx) const {
+    const auto& d = problem_.desc();
+    const std::int64_t row_bytes = in_w_ * channels_;
+    std::uint8_t* out = scratch(static_cast<std::size_t>(ctx.batch * in_h_ * row_bytes));
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
+    parallel_for(ctx.threads, ctx.batch * in_h_, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t n = row / in_h_, h = row % in_h_ - d.pad_top;
+        std::uint8_t* to = out + row * row_bytes;
+        if (h < 0 || h >= d.in_height) {
+          std::memset(to, zx, static_cast<std::size_t>(row_bytes));
+          continue;
+        }
+        const std::int64_t left = d.pad_left * channels_, width = d.in_width * channels_;
+        std::memset(to, zx, static_cast<std::size_t>(left));
+        copy_input_bytes(to + left, in + (n * d.in_height + h) * width, width);
+        std::memset(to + left + width, zx, static_cast<std::size_t>(row_bytes - left - width));
+      }
+    });
+    return out;
+  }
+
+  // The input pixels a strided 1x1 layer reads, densely: [N][OH][OW][C], in this thread's scratch.
+  const std::uint8_t* compact_input(const RunContext& ctx) const {
+    const auto& d = problem_.desc();
+    std::uint8_t* out = scratch(static_cast<std::size_t>(ctx.batch * out_h_ * out_w_ * channels_));
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    parallel_for(ctx.threads, ctx.batch * out_h_, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t n = row / out_h_, y = row % out_h_;
+        const std::uint8_t* from = in + (n * d.in_height + y * d.stride_h) * d.in_width * channels_;
+        std::uint8_t* to = out + row * out_w_ * channels_;
+        for (std::int64_t x = 0; x < out_w_; ++x) {
+          copy_input_bytes(to + x * channels_, from + x * d.stride_w * channels_, channels_);
+        }
+      }
+    });
+    return out;
+  }
+
+  // An s8 input as u8, x + 128, in this thread's scratch.
+  const std::uint8_t* flipped_input(const RunContext& ctx) const {
+    const std::int64_t row_bytes = problem_.desc().in_width * channels_;
+    const std::int64_t rows = ctx.batch * problem_.desc().in_height;
+    std::uint8_t* out = scratch(static_cast<std::size_t>(rows * row_bytes));
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    parallel_for(ctx.threads, rows, [&](std::int64_t begin, std::int64_t end) {
+      copy_input_bytes(out + begin * row_bytes, in + begin * row_bytes, (end - begin) * row_bytes);
+    });
+    return out;
+  }
+
+  // Copies input bytes, as u8 (an s8 input's bytes xor 0x80, which is x + 128).
+  void copy_input_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes) const {
+    if (!flip_input_) {
+      std::memcpy(to, from, static_cast<std::size_t>(bytes));
+      return;
+    }
+    for (std::int64_t i = 0; i < bytes; ++i) to[i] = static_cast<std::uint8_t>(from[i] ^ 0x80u);
+  }
+
+  // An NCHW input as NHWC, in this thread's scratch.
+  const void* to_nhwc(const RunContext& ctx) const {
+    const auto& d = problem_.desc();
+    const std::int64_t plane = d.in_height * d.in_width, c = channels_;
+    auto* out = scratch(static_cast<std::size_t>(ctx.batch * plane * c), 1);
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    parallel_for(ctx.threads, ctx.batch * d.in_height, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t n = row / d.in_height, h = row % d.in_height;
+        for (std::int64_t w = 0; w < d.in_width; ++w) {
+          const std::uint8_t* from = in + n * c * plane + h * d.in_width + w;
+          std::uint8_t* to = out + (row * d.in_width + w) * c;
+          for (std::int64_t ch = 0; ch < c; ++ch) to[ch] = from[ch * plane];
+        }
+      }
+    });
+    return out;
+  }
+
+  // The NHWC result into the caller's NCHW output.
+  void to_nchw(const void* nhwc, const RunContext& call) const {
+    const std::size_t element = element_size(problem_.desc().output_dtype);
+    const std::int64_t plane = out_h_ * out_w_, c = out_channels_;
+    const auto* in = static_cast<const std::byte*>(nhwc);
+    auto* out = static_cast<std::byte*>(call.output);
+    parallel_for(call.threads, call.batch * c, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t nc = begin; nc < end; ++nc) {
+        const std::int64_t n = nc / c, ch = nc % c;
+        std::byte* to = out + static_cast<std::size_t>(nc * plane) * element;
+        const std::byte* from = in + static_cast<std::size_t>(n * plane * c + ch) * element;
+        for (std::int64_t p = 0; p < plane; ++p) {
+          std::memcpy(to + static_cast<std::size_t>(p) * element,
+                      from + static_cast<std::size_t>(p * c) * element, element);
+        }
+      }
+    });
+  }
+
+  // This thread's scratch buffer number `slot` (0: the input's padded, dense or u8 copy, 1: an
+  // NHWC copy of an NCHW input, 2: an NHWC result for an NCHW output), grown once, then reused:
+  // no allocation after a thread's first call of a plan this size.
+  static std::uint8_t* scratch(std::size_t bytes, int slot = 0) {
+    thread_local AlignedVector<std::uint8_t> buffers[3];
+    AlignedVector<std::uint8_t>& buffer = buffers[slot];
+    if (buffer.size() < bytes) buffer.resize(bytes);
+    return buffer.data();
+  }
+
+  static avx512_vnni::StageView stage_view(const VectorConstants& v) {
+    return {v.bias_s32.data(),
+            v.bias_f32.data(),
+            v.scale_f32.data(),
+            v.q31.data(),
+            v.shift_left.data(),
+            v.shift_right.data(),
+            v.round_down.data(),
+            v.channel_step,
+            v.zero_point,
+            v.lo,
+            v.hi,
+            true};
+  }
+
+  // Output channel o's panel, lane in it, and slot (panel * 64 + lane).
+  std::int64_t panel_of(std::int64_t o) const {
+    return (o / group_out_) * panels_per_group_ + (o % group_out_) / kPanelWidth;
+  }
+  std::int64_t lane_of(std::int64_t o) const { return (o % group_out_) % kPanelWidth; }
+  std::int64_t slot_of(std::int64_t o) const { return panel_of(o) * kPanelWidth + lane_of(o); }
+
+  // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
+  std::vector<std::byte> canonical_bytes() const {
+    const auto& d = problem_.desc();
+    std::vector<std::byte> out(
+        static_cast<std::size_t>(out_channels_ * group_in_ * d.kernel_h * d.kernel_w));
+    std::size_t i = 0;
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int64_t p = panel_of(o);
+      const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
+      const std::int8_t* panel =
+          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
+      for (std::int64_t c = 0; c < group_in_; ++c) {
+        for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
+          const std::int64_t t = path_ == Path::im2col ? 0 : tap;
+          const std::int64_t k = path_ == Path::im2col ? tap * channels_ + c : c;
+          const auto stored =
+              static_cast<std::uint8_t>(panel[(t * steps_ + k / 4) * lanes * 4 + k % 4]);
+          out[i++] = static_cast<std::byte>(static_cast<std::uint8_t>(stored + shift_));
+        }
+      }
+    }
+    return out;
+  }
+
+  // Weights into panels of 64 output channels: [panel][tap][step][panel width][4].
+  void pack(const Problem& problem, const CanonicalWeights& weights) {
+    const auto& d = problem.desc();
+    const bool u8_weights = d.weight_dtype == DType::u8;
+    // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
+    shift_ = u8_weights ? 128 : 0;
+    const std::int32_t shift = shift_;
+    // Panels of up to 64 channels of one group each; per-channel arrays (zw', the tap sums) are
+    // indexed by slot, 64 per panel, the output stage by output channel.
+    panels_ = groups_ * panels_per_group_;
+    padded_channels_ = panels_ * kPanelWidth;
+    zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
+    const std::int32_t first_zw = problem.weight_zero_point(0) - shift;
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int32_t zw = problem.weight_zero_point(o) - shift;
+      zero_points_[static_cast<std::size_t>(slot_of(o))] = zw;
+      needs_window_sums_ = needs_window_sums_ || zw != 0;
+      uniform_zero_point_ = uniform_zero_point_ && zw == first_zw;
+    }
+    // Σ(w' − zw') per tap and channel, for the padding patterns.
+    tap_sums_.assign(static_cast<std::size_t>(taps_ * padded_channels_), 0);
+    std::int64_t total = 0;
+    for (std::int64_t p = 0; p < panels_; ++p) {
+      const std::int64_t g = p / panels_per_group_, q = p % panels_per_group_;
+      const std::int64_t width = std::min<std::int64_t>(kPanelWidth, group_out_ - q * kPanelWidth);
+      const std::int64_t vectors = (width + 15) / 16;
+      panel_offsets_.push_back(total);
+      panel_vectors_.push_back(static_cast<int>(vectors));
+      panel_widths_.push_back(static_cast<std::int32_t>(width));
+      panel_channels_.push_back(g * group_out_ + q * kPanelWidth);
+      total += taps_ * steps_ * vectors * 64;
+    }
+    packed_.assign(static_cast<std::size_t>(total), 0);
+    // Reads each channel's canonical (c, r, s) values in order; writes each to its panel lane.
+    std::vector<std::int32_t> sums(static_cast<std::size_t>(taps_));
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int64_t p = panel_of(o), lane = lane_of(o);
+      const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
+      std::int8_t* panel = packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane * 4;
+      const std::int32_t zw = zero_points_[static_cast<std::size_t>(slot_of(o))];
+      std::fill(sums.begin(), sums.end(), 0);
+      const std::int16_t* values = weights.channel(o).data();
+      const std::int64_t kernel_taps = d.kernel_h * d.kernel_w;
+      // Canonical order is (c, r, s): value (c, tap) sits at c * kernel_taps + tap. Four
+      // consecutive bytes of a step go out as one 32-bit store.
+      std::int32_t sum = 0;  // Σ(w' − zw') of the tap being packed
+      const auto at = [&](std::int64_t c, std::int64_t tap) -> std::uint32_t {
+        if (c >= group_in_) return 0;
+        const std::int32_t w = values[c * kernel_taps + tap] - shift;
+        sum += w - zw;
+        return static_cast<std::uint8_t>(w);
+      };
+      for (std::int64_t tap = 0; tap < kernel_taps; ++tap) {
+        sum = 0;
+        if (path_ == Path::im2col) {  // one tap of (r, s, c) bytes: byte k = tap * C + c
+          for (std::int64_t c = 0; c < channels_; ++c) {
+            const std::int64_t k = tap * channels_ + c;
+            panel[(k / 4) * lanes * 4 + k % 4] = static_cast<std::int8_t>(at(c, tap));
+          }
+          sums[0] += sum;
+          continue;
+        }
+        std::int8_t* block = panel + tap * steps_ * lanes * 4;
+        for (std::int64_t c = 0; c < group_in_; c += 4) {
+          const std::uint32_t word =
+              at(c, tap) | at(c + 1, tap) << 8 | at(c + 2, tap) << 16 | at(c + 3, tap) << 24;
+          std::memcpy(block + (c / 4) * lanes * 4, &word, 4);
+        }
+        sums[static_cast<std::size_t>(tap)] = sum;
+      }
+      for (std::int64_t t = 0; t < taps_; ++t) {
+        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + slot_of(o))] =
+            sums[static_cast<std::size_t>(t)];
+      }
+    }
+  }
+
+  // Which taps each output row and column keeps, as patterns; the tap list and Σ(w' − zw') of each.
+  void plan_patterns(const Problem& problem) {
+    const auto& d = problem.desc();
+    if (path_ != Path::rows) {
+      patterns_ = 1;
+      tap_offsets_ = {0};
+      tap_weights_ = {0};
+      pattern_taps_ = {{0, 1}};
+      pattern_sums_.assign(tap_sums_.begin(), tap_sums_.end());
+      if (path_ == Path::flat) return;
+      // im2col: one row per output pixel, every tap present (padding holds zx).
+      column_tiles_.clear();
+      split_tiles(0, out_w_, amx_, column_tiles_);
+      return;
+    }
+    std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> row_kinds, column_kinds;
+    std::vector<std::pair<std::int64_t, std::int64_t>> row_ranges, column_ranges;
+    for (std::int64_t y = 0; y < out_h_; ++y) {
+      const auto range = valid_taps(y, d.stride_h, d.dilation_h, pad_top_, d.kernel_h, in_h_);
+      const auto [it, added] =
+          row_kinds.emplace(range, static_cast<std::int32_t>(row_ranges.size()));
+      if (added) row_ranges.push_back(range);
+      row_pattern_.push_back(it->second);
+    }
+    // Columns: runs of output positions with the same valid taps, each cut into tiles.
+    std::int64_t run_begin = 0;
+    std::pair<std::int64_t, std::int64_t> run_range{};
+    for (std::int64_t x = 0; x <= out_w_; ++x) {
+      const auto range = x < out_w_
+                             ? valid_taps(x, d.stride_w, d.dilation_w, pad_left_, d.kernel_w, in_w_)
+                             : std::pair<std::int64_t, std::int64_t>{-1, -1};
+      if (x > 0 && range != run_range) {
+        const auto [it, added] =
+            column_kinds.emplace(run_range, static_cast<std::int32_t>(column_ranges.size()));
+        if (added) column_ranges.push_back(run_range);
+        split_tiles(run_begin, x, amx_, column_tiles_);
+        column_pattern_.resize(column_tiles_.size(), it->second);
+        run_begin = x;
+      }
+      run_range = range;
+    }
+    column_kinds_ = static_cast<std::int64_t>(column_ranges.size());
+    patterns_ = static_cast<std::int64_t>(row_ranges.size()) * column_kinds_;
+    pattern_sums_.assign(static_cast<std::size_t>(patterns_ * padded_channels_), 0);
+    for (std::size_t a = 0; a < row_ranges.size(); ++a) {
+      for (std::size_t b = 0; b < column_ranges.size(); ++b) {
+        const auto first = static_cast<std::int32_t>(tap_offsets_.size());
+        std::int32_t* sums = pattern_sums_.data() + (static_cast<std::int64_t>(a) * column_kinds_ +
+                                                     static_cast<std::int64_t>(b)) *
+                                                        padded_channels_;
+        for (std::int64_t r = row_ranges[a].first; r < row_ranges[a].second; ++r) {
+          for (std::int64_t s = column_ranges[b].first; s < column_ranges[b].second; ++s) {
+            const std::int64_t t = r * d.kernel_w + s;
+            tap_offsets_.push_back((r * d.dilation_h * in_w_ + s * d.dilation_w) * channels_);
+            tap_weights_.push_back(t * steps_);  // times the panel's step bytes at run time
+            for (std::int64_t o = 0; o < padded_channels_; ++o) {
+              sums[o] += tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)];
+            }
+          }
+        }
+        pattern_taps_.emplace_back(first, static_cast<std::int32_t>(tap_offsets_.size()) - first);
+      }
+    }
+  }
+
+ public:
+  // The number of padding patterns times the channels: what plan_patterns() would store.
+  static std::int64_t pattern_entries(const Problem& problem) {
+    const auto& d = problem.desc();
+    const auto distinct = [](std::int64_t out, std::int64_t stride, std::int64_t dilation,
+                             std::int64_t pad, std::int64_t kernel, std::int64_t extent) {
+      std::vector<std::pair<std::int64_t, std::int64_t>> seen;
+      for (std::int64_t i = 0; i < out; ++i) {
+        const auto r = valid_taps(i, stride, dilation, pad, kernel, extent);
+        if (std::find(seen.begin(), seen.end(), r) == seen.end()) seen.push_back(r);
+        if (seen.size() > 4096) break;
+      }
+      return static_cast<std::int64_t>(seen.size());
+    };
+    const std::int64_t rows = distinct(problem.out_height(), d.stride_h, d.dilation_h, d.pad_top,
+                                       d.kernel_h, d.in_height);
+    const std::int64_t columns =
+        distinct(problem.out_width(), d.stride_w, d.dilation_w, d.pad_left, d.kernel_w, d.in_width);
+    return rows * columns * round_up(d.out_channels, kPanelWidth);
+  }
+
+ private:
+  std::int64_t row_count(std::int64_t batch) const {
+    if (path_ == Path::flat) return (batch * out_h_ * out_w_ + kFlatChunk - 1) / kFlatChunk;
+    return batch * out_h_;
+  }
+
+  // Everything of one panel that a tile needs, fixed for a run.
+  struct PanelRun {
+    const RunContext& ctx;
+    const avx512_vnni::StageView& stage;
+    std::int64_t panel;
+    int vectors;
+    std::int32_t channels;       // valid output channels in the panel
+    std::int64_t first_channel;  // the panel's first output channel
+    std::int64_t input_offset;   // its group's first input channel, in bytes into a pixel
+  };
+
+  void run_row(const RunContext& ctx, const avx512_vnni::StageView& stage, std::int64_t panel,
+               std::int64_t row) const {
+    const auto p = static_cast<std::size_t>(panel);
+    const PanelRun pr{ctx,
+                      stage,
+                      panel,
+                      panel_vectors_[p],
+                      panel_widths_[p],
+                      panel_channels_[p],
+                      (panel / panels_per_group_) * group_in_};
+    if (path_ == Path::flat) {
+      const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
+      const std::int64_t begin = row * kFlatChunk;
+      const std::int64_t end = std::min(pixels, begin + kFlatChunk);
+      const auto& d = problem_.desc();
+      const bool strided = (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
+      if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
+        std::int64_t at = begin;
+        while (amx_ && end - at >= kMinAmxRows) {  // AMX blocks first, where the plan has them
+          const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - at));
+          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
+                   nullptr, 0, rows, at);
+          at += rows;
+        }
+        for (; at < end; at += kMaxRows) {
+          const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
+          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
+                   nullptr, 0, rows, at);
+        }
+        return;
+      }
+      for (std::int64_t at = begin; at < end; at += kMaxRows) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
+        // A strided 1x1 layer as one GEMM too: each row's input pixel from its own offset, so
+        // tiles run across output rows (7x7 outputs make 6-pixel tiles, not 4 + 3).
+        std::int64_t offsets[kMaxRows];
+        for (int i = 0; i < rows; ++i) {
+          const std::int64_t pixel = at + i;
+          const std::int64_t x = pixel % out_w_, y = (pixel / out_w_) % out_h_,
+                             n = pixel / (out_w_ * out_h_);
+          offsets[i] =
+              ((n * d.in_height + y * d.stride_h) * d.in_width + x * d.stride_w) * channels_;
+        }
+        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), 0, 0, offsets, 0, rows, at);
+      }
+      return;
+    }
+    const std::int64_t n = row / out_h_;
+    const std::int64_t y = row % out_h_;
+    const auto& d = problem_.desc();
+    const std::int64_t first_pixel = (n * out_h_ + y) * out_w_;
+    if (path_ == Path::im2col) {
+      // Windows of a run of tiles gathered at once, so that the stores have left before the tiles
+      // read them back.
+      alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
+      const std::int64_t per_gather =
+          std::max<std::int64_t>(kMaxAmxBlock, kIm2colBufferBytes / im2col_stride());
+      for (std::size_t first = 0; first < column_tiles_.size();) {
+        const std::int64_t x0 = column_tiles_[first].first;
+        std::size_t last = first;
+        while (last < column_tiles_.size() &&
+               column_tiles_[last].first + column_tiles_[last].second - x0 <= per_gather) {
+          ++last;
+        }
+        const std::int64_t pixels =
+            column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
+        gather(ctx, n, y, x0, static_cast<int>(pixels), gathered);
+        for (std::size_t t = first; t < last; ++t) {
+          const auto [x, rows] = column_tiles_[t];
+          run_tile(pr, gathered, (x - x0) * im2col_stride(), im2col_stride(), nullptr, 0, rows,
+                   first_pixel + x);
+        }
+        first = last;
+      }
+      return;
+    }
+    const std::int64_t origin_row = (n * in_h_ + y * d.stride_h - pad_top_) * in_w_;
+    for (std::size_t t = 0; t < column_tiles_.size(); ++t) {
+      const auto [x, rows] = column_tiles_[t];
+      const std::int64_t pattern =
+          row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
+      const std::int64_t origin = (origin_row + x * d.stride_w - pad_left_) * channels_;
+      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, d.stride_w * channels_,
+               nullptr, pattern, rows, first_pixel + x);
+    }
+  }
+
+  static constexpr std::int64_t kMaxIm2colBytes = 1024;          // one window, C_in * kh * kw
+  static constexpr std::int64_t kIm2colBufferBytes = 32 * 1024;  // at least 32 rows of 1024
+  std::int64_t im2col_stride() const { return round_up(tap_bytes_, amx_ ? 64 : 4); }
+  // Bytes of input a tap reads per row, as the kernels see them (an im2col row: its whole stride,
+  // zeros after the window).
+  std::int64_t tap_stride() const { return path_ == Path::im2col ? im2col_stride() : tap_bytes_; }
+
+ public:
+  static bool im2col_fits(std::int64_t bytes) { return round_up(bytes, 4) <= kMaxIm2colBytes; }
+
+ private:
+  // Output pixels (n, y, x .. x + rows) as rows of [kh][kw][C] bytes, the padding holding zx.
+  void gather(const RunContext& ctx, std::int64_t n, std::int64_t y, std::int64_t x, int rows,
+              std::uint8_t* out) const {
+    const auto& d = problem_.desc();
+    avx512_vnni::gather_windows({static_cast<const std::uint8_t*>(ctx.input), out, im2col_stride(),
+                                 n, y, x, rows, channels_, d.in_height, d.in_width, d.kernel_h,
+                                 d.kernel_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
+                                 d.pad_top, d.pad_left,
+                                 static_cast<std::uint8_t>(ctx.input_zero_point)});
+  }
+
+  void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
+                std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
+                int rows, std::int64_t first_pixel) const {
+    if (rows > kMaxRows && pr.vectors < kPanelWidth / 16) {
+      // An AMX block on a partial panel: vpdpbusd tiles instead.
+      for (int done = 0; done < rows; done += kMaxRows) {
+        run_tile(pr, input, origin + done * row_stride, row_stride, nullptr, pattern,
+                 std::min(kMaxRows, rows - done), first_pixel + done);
+      }
+      return;
+    }
+    alignas(64) std::int32_t acc[kMaxAmxRows * kPanelWidth];
+    std::int32_t window_sums[kMaxAmxRows];
+    const auto p = static_cast<std::size_t>(pr.panel);
+    const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
+    std::int64_t tap_weights[kMaxTapsOnStack];
+    const std::int64_t step_bytes = std::int64_t{pr.vectors} * 64;
+    for (std::int32_t t = 0; t < taps; ++t) {
+      tap_weights[t] = tap_weights_[static_cast<std::size_t>(first_tap + t)] * step_bytes;
+    }
+    // The constant term −zx·Σ(w' − zw') over this pattern's taps starts the sums.
+    const std::int32_t* zero_point_sums =
+        pr.ctx.input_zero_point != 0
+            ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
+            : nullptr;
+    const avx512_vnni::GemmTile tile{input,
+                                     origin + pr.input_offset,
+                                     row_stride,
+                                     row_offsets,
+                                     tap_offsets_.data() + first_tap,
+                                     tap_weights,
+                                     taps,
+                                     static_cast<std::int32_t>(steps_),
+                                     static_cast<std::int32_t>(tap_stride()),
+                                     pr.vectors,
+                                     packed_.data() + panel_offsets_[p],
+                                     zero_point_sums,
+                                     pr.ctx.input_zero_point,
+                                     acc,
+                                     needs_window_sums_ ? window_sums : nullptr};
+    if (rows > kMaxRows) {
+      avx512_vnni::amx_block(
+          {input, origin + pr.input_offset, row_stride, tap_offsets_.data() + first_tap,
+           tap_weights, taps, static_cast<std::int32_t>(tap_stride() / 64), rows,
+           packed_.data() + panel_offsets_[p], zero_point_sums, pr.ctx.input_zero_point, acc,
+           needs_window_sums_ ? window_sums : nullptr});
+    } else {
+      avx512_vnni::gemm_tile_kernel(rows, pr.vectors)(tile);
+    }
+
+    const RunContext& ctx = pr.ctx;
+    const std::int64_t channel = pr.first_channel;  // output channels; slots for the rest
+    const std::int64_t slot = pr.panel * kPanelWidth;
+    const std::size_t element = element_size(problem_.desc().output_dtype);
+    const avx512_vnni::TileOutput out{
+        acc,
+        rows,
+        pr.channels,
+        channel,
+        needs_window_sums_ ? window_sums : nullptr,
+        zero_points_.data() + slot,
+        uniform_zero_point_,
+        static_cast<std::byte*>(ctx.output) +
+            static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
+        out_channels_};
+    if (epilogue_ != nullptr) {
+      epilogue_(out, pr.stage);
+      return;
+    }
+    avx512_vnni::correct_tile(out);
+    // No vector form for this (scheme, dtype): the scalar output stage, element by element.
+    auto* o = static_cast<std::int32_t*>(out.output);
+    for (int i = 0; i < rows; ++i) {
+      for (std::int32_t c = 0; c < pr.channels; ++c) {
+        o[i * out_channels_ + c] = ctx.stage.apply(acc[i * kPanelWidth + c], channel + c);
+      }
+    }
+  }
+
+ public:
+  static constexpr std::int32_t kMaxTapsOnStack = 1024;
+  static constexpr int kMaxAmxRows = kMaxAmxBlock;
+
+ private:
+  std::int32_t shift_ = 0;  // w' = w − shift_
+  Problem problem_;
+  Path path_ = Path::rows;
+  bool flip_input_ = false;  // an s8 input, run as u8 from a copy
+  bool needs_window_sums_ = false;
+  bool amx_ = false;
+  bool padded_copy_ = false;
+  bool compact_copy_ = false;
+  // The input geometry the tiles walk: the problem's, or its padded copy's (no padding left).
+  std::int64_t in_h_ = 0, in_w_ = 0, pad_top_ = 0, pad_left_ = 0;
+  bool uniform_zero_point_ = true;  // one zw' for every channel
+  std::int64_t channels_ = 0, out_channels_ = 0, out_h_ = 0, out_w_ = 0;
+  std::int64_t tap_bytes_ = 0, steps_ = 0, taps_ = 0;
+  std::int64_t panels_ = 0, padded_channels_ = 0;
+  std::int64_t groups_ = 1, group_in_ = 0, group_out_ = 0, panels_per_group_ = 0;
+  std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
+  std::vector<std::int64_t> panel_channels_;  // each panel's first output channel
+  AlignedVector<std::int8_t> packed_;
+  std::vector<std::int64_t> panel_offsets_;
+  std::vector<int> panel_vectors_;
+  AlignedVector<std::int32_t> zero_points_;  // zw' per channel
+  std::vector<std::int32_t> tap_sums_;       // Σ_c (w' − zw') per tap and channel
+  // Padding patterns: (row kind, column kind) → taps and Σ(w' − zw') over them.
+  std::int64_t patterns_ = 0, column_kinds_ = 1;
+  std::vector<std::int32_t> row_pattern_;                            // per output row
+  std::vector<std::pair<std::int64_t, int>> column_tiles_;           // (first x, pixels)
+  std::vector<std::int32_t> column_pattern_;                         // per column tile
+  std::vector<std::pair<std::int32_t, std::int32_t>> pattern_taps_;  // (first, count)
+  std::vector<std::int64_t> tap_offsets_, tap_weights_;
+  AlignedVector<std::int32_t> pattern_sums_;
+  avx512_vnni::EpilogueKernel epilogue_ = nullptr;
+};
+
+class Avx512VnniEngine : public Engine {
+ public:
+  std::string_view name() const override { return "avx512_vnni"; }
+
+  std::string unsupported_reason(const Problem& problem) const override {
+    const CpuFeatures missing = required_cpu_features() & ~host_cpu_features();
+    if (missing != 0) return "this CPU lacks " + to_string_features(missing);
+    if (amx() && !avx512_vnni::amx_available()) {
+      return "the operating system does not grant this process the AMX tile state";
+    }
+    const auto& d = problem.desc();
+    if (problem.transposed()) return "transposed convolution is not on this engine yet";
+
+    if (static_cast<int>(d.scheme.kind) > static_cast<int>(SchemeKind::tflite_single)) {
+      return "scheme " + std::string(to_string(d.scheme.kind)) + " has no vector form yet";
+    }
+    if (d.kernel_h * d.kernel_w > Avx512VnniKernel::kMaxTapsOnStack) {
+      return "more than " + std::to_string(Avx512VnniKernel::kMaxTapsOnStack) + " kernel taps";
+    }
+    if (d.in_channels < kIm2colBelowChannels && d.kernel_h * d.kernel_w > 1 &&
+        !Avx512VnniKernel::im2col_fits(d.in_channels * d.kernel_h * d.kernel_w)) {
+      return "a window of C_in*kh*kw over 1024 bytes with fewer than 8 input channels";
+    }
+    if (Avx512VnniKernel::pattern_entries(problem) > kMaxPatternEntries) {
+      return "too many distinct padding patterns";
+    }
+    return {};
+  }
+
+  std::unique_ptr<PreparedKernel> prepare(const Problem& problem,
+                                          const CanonicalWeights& weights) const override {
+    return std::make_unique<Avx512VnniKernel>(problem, weights, amx());
+  }
+  std::unique_ptr<PreparedKernel> unpack(const Problem& problem,
+                                         std::span<const std::byte> packed) const override {
+    // The file holds the canonical weights: packing is deterministic and fast, so a loaded plan
+    // packs again and never trusts a layout from a file.
+    return std::make_unique<Avx512VnniKernel>(
+        problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"), amx());
+  }
+  CpuFeatures required_cpu_features() const override { return kRequired; }
+
+ protected:
+  virtual bool amx() const { return false; }
+};
+
+// The same engine with AMX blocks (Intel Sapphire Rapids and later): the tiles multiply 16 x 16 x
+// 64 at once, 8 times the multiply-adds per cycle of vpdpbusd.
+class Avx512AmxEngine final : public Avx512VnniEngine {
+ public:
+  std::string_view name() const override { return "avx512_amx"; }
+  CpuFeatures required_cpu_features() const override { return kRequired | kAmxTile | kAmxInt8; }
+
+ protected:
+  bool amx() const override { return true; }
+};
+
+}  // namespace
+
+const Engine& avx512_vnni_engine() {
+  static const Avx512VnniEngine engine;
+  return engine;
+}
+
+const Engine& avx512_amx_engine() {
+  static const Avx512AmxEngine engine;
+  return engine;
+}
+
+}  // namespace qconv::detail

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GEMM register tiles: up to 6 output pixels x 64 output channels, all taps and input channels
+// summed in registers with vpdpbusd, one broadcast of 4 input bytes per row and K step reused
+// across the 4 weight vectors (a register broadcast beats the embedded {1to16} form: one load per
+// row instead of one per vpdpbusd). Built with AVX-512 flags: see kernels.hpp.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "engines/x64/avx512_vnni/kernels.hpp"
+
+namespace qconv::detail::avx512_vnni {
+namespace {
+
+inline std::uint32_t load_u32(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// acc += Σ over 4 bytes of (input · weight): vpdpbusd takes the u8 input first, the s8 weights
+// second.
+inline __m512i dot4(__m512i acc, __m512i input, __m512i weights) {
+  return _mm512_dpbusd_epi32(acc, input, weights);
+}
+
+// Σ of `count` u8 input bytes at p, 64 at a time.
+inline __m512i add_bytes(__m512i sums, const std::uint8_t* p, std::int32_t count) {
+  const __m512i zero = _mm512_setzero_si512();
+  std::int32_t c = 0;
+  for (; c + 64 <= count; c += 64) {
+    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(_mm512_loadu_si512(p + c), zero));
+  }
+  if (c < count) {
+    const __mmask64 tail = (~std::uint64_t{0}) >> (64 - (count - c));
+    const __m512i v = _mm512_maskz_loadu_epi8(tail, p + c);  // masked: never reads past the tensor
+    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(v, zero));
+  }
+  return sums;
+}
+
+inline std::int64_t row_offset(const GemmTile& t, int i) {
+  return t.row_offsets != nullptr ? t.row_offsets[i] : i * t.row_stride;
+}
+
+template <int kRows, int kVectors>
+void gemm_tile(const GemmTile& t) {
+  __m512i start[kVectors];
+#pragma GCC unroll 4
+  for (int j = 0; j < kVectors; ++j) {
+    start[j] = _mm512_setzero_si512();
+    if (t.zero_point_sums != nullptr) {
+      start[j] = _mm512_sub_epi32(
+          start[j], _mm512_mullo_epi32(_mm512_set1_epi32(t.input_zero_point),
+                                       _mm512_loadu_si512(t.zero_point_sums + j * 16)));
+    }
+  }
+  __m512i acc[kRows][kVectors];
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) acc[i][j] = start[j];
+  }
+  const std::int64_t step_bytes = std::int64_t{kVectors} * 64;
+  const bool ragged = (t.channels & 3) != 0;
+  const std::int32_t full_steps = ragged ? t.steps - 1 : t.steps;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (t.channels & 3)) - 1);
+
+  for (std::int32_t tap = 0; tap < t.taps; ++tap) {
+    const std::uint8_t* row[kRows];
+    const std::int64_t origin = t.first_row + t.tap_offsets[tap];
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + row_offset(t, i));
+    const std::int8_t* w = t.weights + t.tap_weights[tap];
+    for (std::int32_t k = 0; k < full_steps; ++k) {
+      __m512i wv[kVectors];
+#pragma GCC unroll 4
+      for (int j = 0; j < kVectors; ++j) wv[j] = _mm512_load_si512(w + j * 64);
+#pragma GCC unroll 8
+      for (int i = 0; i < kRows; ++i) {
+        const __m512i b = _mm512_set1_epi32(static_cast<int>(load_u32(row[i] + 4 * k)));
+#pragma GCC unroll 4
+        for (int j = 0; j < kVectors; ++j) acc[i][j] = dot4(acc[i][j], b, wv[j]);
+      }
+      w += step_bytes;
+    }
+    if (ragged) {  // the last 1 to 3 channels: a masked load, so nothing past the tensor is read
+      __m512i wv[kVectors];
+#pragma GCC unroll 4
+      for (int j = 0; j < kVectors; ++j) wv[j] = _mm512_load_si512(w + j * 64);
+#pragma GCC unroll 8
+      for (int i = 0; i < kRows; ++i) {
+        const __m128i bytes = _mm_maskz_loadu_epi8(tail, row[i] + 4 * full_steps);
+        const __m512i b = _mm512_broadcastd_epi32(bytes);
+#pragma GCC unroll 4
+        for (int j = 0; j < kVectors; ++j) acc[i][j] = dot4(acc[i][j], b, wv[j]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) _mm512_store_si512(t.acc + i * 64 + j * 16, acc[i][j]);
+  }
+
+  if (t.window_sums == nullptr) return;
+  // Σx of each row's window, for the weight zero point's correction: the bytes were just read, so
+  // they are in L1; one vpsadbw per 64 of them.
+  for (int i = 0; i < kRows; ++i) {
+    __m512i sums = _mm512_setzero_si512();
+    for (std::int32_t tap = 0; tap < t.taps; ++tap) {
+      const std::uint8_t* p = t.input + (t.first_row + t.tap_offsets[tap] + row_offset(t, i));
+      sums = add_bytes(sums, p, t.channels);
+    }
+    t.window_sums[i] = static_cast<std::int32_t>(_mm512_reduce_add_epi64(sums));
+  }
+}
+
+template <int kRows>
+GemmTileKernel by_vectors(int vectors) {
+  switch (vectors) {
+    case 1: return &gemm_tile<kRows, 1>;
+    case 2: return &gemm_tile<kRows, 2>;
+    case 3: return &gemm_tile<kRows, 3>;
+    default: return &gemm_tile<kRows, 4>;
+  }
+}
+
+// Copies `bytes` from `from` (or, with from == nullptr, the fill byte) to `to`, 64 at a time.
+// Loads are masked (nothing past the input is read); stores are whole 64-byte vectors, which may
+// write up to 63 bytes of garbage past `to + bytes`: the caller writes in increasing order, so the
+// next copy overwrites it, and the buffer has 64 bytes of slack at its end. (A masked store would
+// also stall the tile's loads that follow: it cannot forward to them.)
+inline void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes,
+                       __m512i fill) {
+  for (std::int64_t at = 0; at < bytes; at += 64) {
+    const std::int64_t n = bytes - at < 64 ? bytes - at : 64;
+    const __mmask64 mask = (~std::uint64_t{0}) >> (64 - n);
+    const __m512i v = from != nullptr ? _mm512_maskz_loadu_epi8(mask, from + at) : fill;
+    _mm512_storeu_si512(to + at, v);
+  }
+}
+
+}  // namespace
+
+void gather_windows(const WindowGather& g) {
+  const __m512i fill = _mm512_set1_epi8(static_cast<char>(g.zero_point));
+  const std::int64_t window_row = g.kernel_w * g.channels;
+  const std::int64_t used = g.kernel_h * window_row;
+  // The input line of each kernel row for this output row (null: in the padding), once.
+  constexpr std::int64_t kMaxKernelRows = 64;
+  const std::uint8_t* lines[kMaxKernelRows];
+  const std::int64_t kernel_rows = g.kernel_h < kMaxKernelRows ? g.kernel_h : kMaxKernelRows;
+  for (std::int64_t r = 0; r < kernel_rows; ++r) {
+    const std::int64_t h = g.y * g.stride_h + r * g.dilation_h - g.pad_top;
+    lines[r] = h < 0 || h >= g.in_height
+                   ? nullptr
+                   : g.input + (g.n * g.in_height + h) * g.in_width * g.channels;
+  }
+  const bool short_rows = window_row <= 64 && g.dilation_w == 1 && g.kernel_h <= kMaxKernelRows;
+  const __mmask64 row_mask = (~std::uint64_t{0}) >> (64 - (window_row < 64 ? window_row : 64));
+  for (std::int32_t i = 0; i < g.rows; ++i) {
+    std::uint8_t* out = g.out + i * g.row_bytes;
+    const std::int64_t w0 = (g.x + i) * g.stride_w - g.pad_left;  // column of tap s = 0
+    const std::int64_t w_last = w0 + (g.kernel_w - 1) * g.dilation_w;
+    if (short_rows && w0 >= 0 && w_last < g.in_width) {  // the common case: one vector per row
+      for (std::int64_t r = 0; r < g.kernel_h; ++r) {
+        const __m512i v = lines[r] != nullptr
+                              ? _mm512_maskz_loadu_epi8(row_mask, lines[r] + w0 * g.channels)
+                              : fill;
+        _mm512_storeu_si512(out + r * window_row, v);
+      }
+      _mm512_storeu_si512(out + used, _mm512_setzero_si512());
+      continue;
+    }
+    for (std::int64_t r = 0; r < g.kernel_h; ++r) {
+      std::uint8_t* dst = out + r * window_row;
+      const std::int64_t h = g.y * g.stride_h + r * g.dilation_h - g.pad_top;
+      if (h < 0 || h >= g.in_height) {
+        copy_bytes(dst, nullptr, window_row, fill);
+        continue;
+      }
+      const std::uint8_t* line = g.input + (g.n * g.in_height + h) * g.in_width * g.channels;
+      for (std::int64_t s = 0; s < g.kernel_w; ++s) {
+        const std::int64_t w = w0 + s * g.dilation_w;
+        const bool inside = w >= 0 && w < g.in_width;
+        copy_bytes(dst + s * g.channels, inside ? line + w * g.channels : nullptr, g.channels,
+                   fill);
+      }
+    }
+    copy_bytes(out + used, nullptr, g.row_bytes - used, _mm512_setzero_si512());
+  }
+}
+
+GemmTileKernel gemm_tile_kernel(int rows, int vectors) {
+  switch (rows) {
+    case 1: return by_vectors<1>(vectors);
+    case 2: return by_vectors<2>(vectors);
+    case 3: return by_vectors<3>(vectors);
+    case 4: return by_vectors<4>(vectors);
+    case 5: return by_vectors<5>(vectors);
+    default: return by_vectors<6>(vectors);
+  }
+}
+
+}  // namespace qconv::detail::avx512_vnni

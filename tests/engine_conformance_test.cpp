@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every engine this CPU can run against the reference engine, bit for bit: thousands of seeded
+// random problems plus the edges fast kernels get wrong (channels not a multiple of 16 or 4, 1x1
+// pixels, stride 2, wide padding, batch > 1, zero points at both ends, every scheme and output
+// dtype, 1 and 2 threads, the largest K that cannot overflow). A future engine joins by being in
+// detail::all_engines(); the problems it declines are counted, and it must take the ones its
+// shape class promises (see kMustTake).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "engines/engine.hpp"
+#include "qconv/error.hpp"
+#include "qconv/plan.hpp"
+#include "support/random_problem.hpp"
+
+namespace qconv {
+namespace {
+
+using test::RandomCase;
+using test::RandomProblemOptions;
+using test::Rng;
+
+std::vector<std::string> engine_names() {
+  std::vector<std::string> names;
+  const detail::CpuFeatures features = detail::host_cpu_features();
+  for (const detail::Engine* e : detail::all_engines()) {
+    const bool runs_here = (e->required_cpu_features() & ~features) == 0;
+    if (e->name() != "reference" && runs_here) names.emplace_back(e->name());
+  }
+  return names;
+}
+
+std::vector<std::uint8_t> run(const RandomCase& rc, const Plan& plan, int threads) {
+  const Problem& p = plan.problem();
+  Tensor out(p.desc().output_dtype, p.desc().output_layout, p.output_shape(rc.desc.batch));
+  RunOptions options;
+  options.threads = threads;
+  plan.execute(rc.input_view(), out.view(), rc.bias(), options);
+  const auto* bytes = static_cast<const std::uint8_t*>(out.view().data());
+  return {bytes, bytes + out.view().bytes()};
+}
+
+// Runs `rc` on `engine` and on the reference; false when the engine declines the problem.
+bool agrees(const std::string& engine, const RandomCase& rc, int threads, std::string* failure) {
+  const Problem problem(rc.desc);
+  for (const detail::Engine* e : detail::all_engines()) {
+    if (e->name() == engine && !e->unsupported_reason(problem).empty()) return false;
+  }
+  const Plan fast = Plan::prepare(problem, rc.weight_view(), PrepareOptions{engine});
+  const Plan reference = Plan::prepare(problem, rc.weight_view(), PrepareOptions{"reference"});
+  const auto got = run(rc, fast, threads);
+  const auto want = run(rc, reference, 1);
+  if (got != want) {
+    std::size_t first = 0;
+    while (got[first] == want[first]) ++first;
+    *failure = "first differing byte " + std::to_string(first) + " of " +
+               std::to_string(got.size()) + " (got " + std::to_string(got[first]) + ", want " +
+               std::to_string(want[first]) + ") for " + problem.summary() + " on " +
+               fast.describe();
+  }
+  return true;
+}
+
+// Problems in the engines' shape classes: ordinary NHWC convolution of every size class.
+RandomProblemOptions ordinary(Rng& rng) {
+  RandomProblemOptions opt;
+  opt.op = OpKind::conv2d;
+  opt.input_layout = Layout::NHWC;
+  opt.output_layout = Layout::NHWC;
+  opt.depthwise = rng.chance(0.1);
+  opt.max_groups = rng.pick<std::int64_t>({1, 1, 1, 4});
+  opt.max_channels_per_group = rng.pick<std::int64_t>({3, 8, 20, 80});
+  opt.max_kernel = rng.pick<std::int64_t>({1, 3, 5});
+  opt.max_stride = rng.pick<std::int64_t>({1, 2, 3});
+  opt.max_dilation = rng.pick<std::int64_t>({1, 1, 2});
+  opt.max_padding = rng.pick<std::int64_t>({0, 1, 3});
+  opt.max_extent = rng.pick<std::int64_t>({4, 9, 14});
+  opt.max_batch = 2;
+  opt.extreme_zero_points = rng.chance(0.2);
+  return opt;
+}
+
+class EngineConformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EngineConformance, RandomProblemsBitExact) {
+  const char* count_text = std::getenv("QCONV_CONFORMANCE_PROBLEMS");
+  const int problems = count_text != nullptr ? std::atoi(count_text) : 2000;
+  Rng rng(20261130);
+  int ran = 0, declined = 0;
+  for (int i = 0; i < problems; ++i) {
+    // Mostly the engine's own class, a fifth anything at all (which it may decline).
+    const RandomProblemOptions opt = rng.chance(0.8) ? ordinary(rng) : RandomProblemOptions{};
+    const RandomCase rc = test::random_case(rng, opt);
+    std::string failure;
+    if (!agrees(GetParam(), rc, i % 2 == 0 ? 1 : 2, &failure)) {
+      ++declined;
+      continue;
+    }
+    ++ran;
+    ASSERT_TRUE(failure.empty()) << "problem " << i << ": " << failure;
+  }
+  std::cout << "[ conformance ] " << GetParam() << ": " << ran << " problems bit-exact, "
+            << declined << " declined\n";
+  EXPECT_GE(ran, problems * 3 / 4);
+}
+
+TEST_P(EngineConformance, EveryScheme_DType_AndZeroPointExtreme) {
+  Rng rng(7);
+  for (SchemeKind scheme : {SchemeKind::int32, SchemeKind::fbgemm, SchemeKind::qnnpack,
+                            SchemeKind::onednn, SchemeKind::onnx, SchemeKind::tvm,
+                            SchemeKind::tvm_f32, SchemeKind::tflite, SchemeKind::tflite_single}) {
+    for (DType input : {DType::u8, DType::s8}) {
+      for (DType weight : {DType::u8, DType::s8}) {
+        for (int round = 0; round < 6; ++round) {
+          RandomProblemOptions opt = ordinary(rng);
+          opt.scheme = scheme;
+          opt.input_dtype = input;
+          opt.weight_dtype = weight;
+          opt.extreme_zero_points = round % 2 == 0;
+          const RandomCase rc = test::random_case(rng, opt);
+          std::string failure;
+          ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+              << "declined " << Problem(rc.desc).summary();
+          ASSERT_TRUE(failure.empty()) << failure;
+        }
+      }
+    }
+  }
+}
+
+// A fixed geometry with random data and quantization.
+RandomCase fixed_case(Rng& rng, std::int64_t c, std::int64_t o, std::int64_t h, std::int64_t w,
+                      std::int64_t k, std::int64_t stride, std::int64_t pad, std::int64_t batch) {
+  RandomProblemOptions opt;
+  opt.op = OpKind::conv2d;
+  opt.input_layout = opt.output_layout = Layout::NHWC;
+  ProblemDesc d = test::random_problem_desc(rng, [&] {
+    RandomProblemOptions o2 = opt;
+    o2.depthwise = false;
+    o2.max_groups = 1;
+    return o2;
+  }());
+  d.groups = 1;
+  if (d.weight_layout == Layout::HWOI) d.weight_layout = Layout::OHWI;
+  d.in_channels = c;
+  d.out_channels = o;
+  d.in_height = h;
+  d.in_width = w;
+  d.kernel_h = d.kernel_w = k;
+  d.stride_h = d.stride_w = stride;
+  d.dilation_h = d.dilation_w = 1;
+  d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = pad;
+  d.batch = batch;
+  d.weight_scale.assign(d.weight_scale.size() == 1 ? 1 : static_cast<std::size_t>(o),
+                        d.weight_scale[0]);
+  d.weight_zero_point.assign(d.weight_zero_point.size() == 1 ? 1 : static_cast<std::size_t>(o),
+                             d.weight_zero_point[0]);
+  if (!d.scheme.multiplier_q31.empty()) {
+    d.scheme.multiplier_q31.assign(1, d.scheme.multiplier_q31[0]);
+    d.scheme.shift.assign(1, d.scheme.shift[0]);
+  }
+  return test::random_case_for(rng, d);
+}
+
+TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
+  Rng rng(11);
+  struct Shape {
+    std::int64_t c, o, h, w, k, stride, pad, batch;
+  };
+  const Shape shapes[] = {
+      {17, 3, 5, 7, 3, 1, 1, 1},
+      {64, 64, 1, 1, 1, 1, 0, 1},
+      {3, 64, 9, 9, 7, 2, 3, 1},
+      {1, 1, 1, 1, 1, 1, 0, 1},
+      {4, 65, 6, 6, 3, 2, 1, 2},
+      {130, 17, 3, 4, 1, 2, 0, 3},
+      {5, 16, 7, 7, 3, 1, 4, 1},
+      {96, 129, 7, 7, 3, 1, 1, 1},
+      {7, 5, 2, 2, 5, 1, 2, 2},
+      {33, 48, 13, 11, 3, 2, 1, 1},
+      {256, 64, 4, 4, 1, 1, 0, 1},
+      {2, 8, 11, 11, 7, 2, 3, 1},
+      // Blocks of 16 and 32 pixels on AMX (u8 inputs, channels a multiple of 64), with the
+      // vpdpbusd tiles around them and partial panels.
+      {64, 64, 6, 40, 3, 1, 1, 1},
+      {128, 100, 3, 37, 1, 1, 0, 2},
+      {64, 128, 4, 70, 3, 2, 1, 1},
+      {192, 64, 9, 9, 1, 1, 0, 1},
+      {64, 17, 3, 50, 5, 1, 2, 1},
+      {64, 80, 1, 100, 1, 1, 0, 1},
+      {128, 64, 12, 14, 1, 2, 0, 2},
+      {3, 64, 20, 70, 7, 2, 3, 1},
+      {64, 64, 9, 9, 3, 2, 1, 2},
+  };
+  for (const Shape& s : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      const RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch);
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+    }
+  }
+}
+
+// K at the accumulator bound: max|x − zx| · Σ|w − zw| = 255 · 255 · K ≤ 2^31 − 1 for K = 33025.
+// One more channel is refused, or wraps when allowed to.
+TEST_P(EngineConformance, LargestKThatCannotOverflow) {
+  for (std::int64_t k : {33025, 33026}) {
+    ProblemDesc d;
+    d.in_channels = k;
+    d.out_channels = 17;
+    d.in_height = 2;
+    d.in_width = 3;
+    d.input_dtype = DType::u8;
+    d.weight_dtype = DType::u8;
+    d.output_dtype = DType::s32;
+    d.scheme.kind = SchemeKind::int32;
+    d.allow_wraparound = k > 33025;
+    RandomCase rc;
+    rc.desc = d;
+    rc.input_bytes.assign(static_cast<std::size_t>(2 * 3 * k), 255);
+    rc.weight_bytes.assign(static_cast<std::size_t>(17 * k), 255);
+    std::string failure;
+    ASSERT_TRUE(agrees(GetParam(), rc, 2, &failure));
+    ASSERT_TRUE(failure.empty()) << failure;
+    const Plan plan = Plan::prepare(Problem(d), rc.weight_view(), PrepareOptions{GetParam()});
+    const auto out = run(rc, plan, 1);
+    std::int32_t first = 0;
+    std::memcpy(&first, out.data(), 4);
+    EXPECT_EQ(static_cast<std::int64_t>(first),
+              k == 33025 ? std::int64_t{2147450625}
+                         : std::int64_t{2147450625} + 65025 - (std::int64_t{1} << 32));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, EngineConformance, ::testing::ValuesIn(engine_names()),
+                         [](const auto& info) { return info.param; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(EngineConformance);
+
+// Says which engines this CPU runs, so a CI log shows what the suite covered here.
+TEST(EngineConformanceCoverage, ListsTheEnginesThisCpuRuns) {
+  const detail::CpuFeatures features = detail::host_cpu_features();
+  std::cout << "[ conformance ] CPU features: " << detail::to_string_features(features) << "\n";
+  for (const detail::Engine* e : detail::all_engines()) {
+    const detail::CpuFeatures missing = e->required_cpu_features() & ~features;
+    std::cout << "[ conformance ] engine " << e->name() << ": "
+              << (missing == 0 ? "tested here"
+                               : "SKIPPED: this CPU lacks " + detail::to_string_features(missing))
+              << "\n";
+  }
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace qconv

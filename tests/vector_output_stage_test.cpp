@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+// The vector output stage (16 lanes, AVX-512) against the scalar OutputStage::apply, the oracle:
+// every scheme, its tie rule (multipliers of 2^-j make exact halves common), its saturation
+// (multipliers up to 2^40, accumulators at the ends of s32), odd output zero points, ReLU and
+// clamp, u8, s8 and s32 outputs, per-tensor and per-channel constants.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <vector>
+
+#include "core/cpu_features.hpp"
+#include "output/output_stage.hpp"
+#include "qconv/error.hpp"
+
+#if defined(__x86_64__)
+#include "engines/x64/avx512_vnni/kernels.hpp"
+
+namespace qconv {
+namespace {
+
+using detail::OutputStage;
+namespace vnni = detail::avx512_vnni;
+
+constexpr detail::CpuFeatures kNeeded = detail::kAvx512f | detail::kAvx512bw | detail::kAvx512vl |
+                                        detail::kAvx512dq | detail::kAvx512vnni;
+
+bool cpu_has_avx512() { return (detail::host_cpu_features() & kNeeded) == kNeeded; }
+
+// Accumulators where schemes disagree if a rule is wrong: a dense run around 0 (ties under 2^-j
+// multipliers), powers of two and their neighbours, the ends of s32.
+std::vector<std::int32_t> probe_accumulators() {
+  std::vector<std::int32_t> v;
+  for (std::int32_t a = -600; a <= 600; ++a) v.push_back(a);
+  for (int k = 10; k < 31; ++k) {
+    for (std::int32_t d : {-1, 0, 1}) {
+      v.push_back((1 << k) + d);
+      v.push_back(-(1 << k) + d);
+    }
+  }
+  v.push_back(std::numeric_limits<std::int32_t>::min());
+  v.push_back(std::numeric_limits<std::int32_t>::min() + 1);
+  v.push_back(std::numeric_limits<std::int32_t>::max());
+  v.push_back(std::numeric_limits<std::int32_t>::max() - 1);
+  return v;
+}
+
+vnni::StageView view_of(const detail::VectorConstants& v, Rounding rounding) {
+  return {v.bias_s32.data(),
+          v.bias_f32.data(),
+          v.scale_f32.data(),
+          v.q31.data(),
+          v.shift_left.data(),
+          v.shift_right.data(),
+          v.round_down.data(),
+          v.channel_step,
+          v.zero_point,
+          v.lo,
+          v.hi,
+          rounding == Rounding::upward};
+}
+
+// Runs every probe accumulator through channel o of the vector stage and of the scalar one.
+void expect_same(const ProblemDesc& d, BiasView bias, const std::string& label) {
+  const OutputStage stage(d, bias);
+  const vnni::EpilogueKernel kernel = vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
+  ASSERT_NE(kernel, nullptr) << label;
+  const vnni::StageView view = view_of(stage.vectors(), d.scheme.rounding);
+  const std::vector<std::int32_t> accs = probe_accumulators();
+  const std::int64_t channels = d.out_channels;
+  const std::size_t element = element_size(d.output_dtype);
+  int compared = 0;
+  for (std::size_t first = 0; first < accs.size(); first += vnni::kMaxRows) {
+    alignas(64) std::int32_t acc[vnni::kMaxRows * vnni::kPanelWidth] = {};
+    const int rows = static_cast<int>(std::min<std::size_t>(vnni::kMaxRows, accs.size() - first));
+    for (int i = 0; i < rows; ++i) {
+      for (std::int64_t c = 0; c < std::min<std::int64_t>(channels, 64); ++c) {
+        acc[i * 64 + c] = accs[first + static_cast<std::size_t>(i)];
+      }
+    }
+    for (std::int64_t panel = 0; panel * 64 < channels; ++panel) {
+      const auto width =
+          static_cast<std::int32_t>(std::min<std::int64_t>(64, channels - panel * 64));
+      std::vector<std::byte> out(static_cast<std::size_t>(rows * width) * element);
+      const vnni::TileOutput tile{acc,     rows,  width,      panel * 64, nullptr,
+                                  nullptr, false, out.data(), width};
+      kernel(tile, view);
+      for (int i = 0; i < rows; ++i) {
+        for (std::int32_t c = 0; c < width; ++c) {
+          const std::int32_t a = acc[i * 64 + c];
+          const std::int32_t want = stage.apply(a, panel * 64 + c);
+          const std::size_t at = static_cast<std::size_t>(i * width + c) * element;
+          std::int32_t got = 0;
+          if (d.output_dtype == DType::u8) got = std::to_integer<std::uint8_t>(out[at]);
+          if (d.output_dtype == DType::s8) got = static_cast<std::int8_t>(out[at]);
+          if (d.output_dtype == DType::s32) std::memcpy(&got, &out[at], 4);
+          ASSERT_EQ(got, want) << label << ": acc " << a << ", channel " << panel * 64 + c;
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 1000);
+}
+
+ProblemDesc tie_problem(SchemeKind kind, DType output, std::int64_t channels, int exponent_base) {
+  ProblemDesc d;
+  d.in_channels = 1;
+  d.out_channels = channels;
+  d.scheme.kind = kind;
+  d.output_dtype = output;
+  d.input_scale = 1.0;
+  d.output_scale = 1.0;
+  d.output_zero_point = kind == SchemeKind::int32 ? 0 : (output == DType::u8 ? 3 : -5);
+  d.weight_scale.clear();
+  // Channel o multiplies by 2^(exponent_base − o % 24): exact powers of two make exact ties.
+  for (std::int64_t o = 0; o < channels; ++o) {
+    d.weight_scale.push_back(std::ldexp(1.0, exponent_base - static_cast<int>(o % 24)));
+  }
+  return d;
+}
+
+class VectorOutputStage : public ::testing::TestWithParam<SchemeKind> {
+ protected:
+  void SetUp() override {
+    if (!cpu_has_avx512()) GTEST_SKIP() << "needs AVX-512 F/BW/VL/DQ + VNNI, which this CPU lacks";
+  }
+};
+
+TEST_P(VectorOutputStage, TiesAndSaturationMatchTheScalarStage) {
+  const SchemeKind kind = GetParam();
+  const std::vector<DType> outputs = kind == SchemeKind::int32
+                                         ? std::vector<DType>{DType::s32}
+                                         : std::vector<DType>{DType::u8, DType::s8};
+  for (DType output : outputs) {
+    for (int base : {0, 8, 20, 34}) {  // multipliers from 2^-23 up to 2^34 (tvm shifts above 32)
+      for (int activation = 0; activation < 3; ++activation) {
+        for (bool per_channel : {false, true}) {
+          for (bool biased : {false, true}) {
+            ProblemDesc d = tie_problem(kind, output, per_channel ? 70 : 19, base);
+            if (!per_channel) d.weight_scale.resize(1);
+            if (activation == 1) d.activation = Activation::relu();
+            if (activation == 2 && kind != SchemeKind::int32) {
+              d.activation = Activation::clamp(-40.5, 37.5);
+            }
+            if (kind == SchemeKind::tvm || kind == SchemeKind::tvm_f32) {
+              d.scheme.rounding = (base / 8) % 2 == 0 ? Rounding::upward : Rounding::tonearest;
+            }
+            const bool float_bias = takes_float_bias(kind);
+            std::vector<std::int32_t> s32(static_cast<std::size_t>(d.out_channels));
+            std::vector<float> f32(static_cast<std::size_t>(d.out_channels));
+            for (std::size_t o = 0; o < s32.size(); ++o) {
+              s32[o] = static_cast<std::int32_t>(o * 37) - 1000;
+              f32[o] = static_cast<float>(o) * 0.75f - 9.0f;
+            }
+            d.has_bias = biased;
+            BiasView bias;
+            if (biased) {
+              bias = float_bias ? BiasView(std::span<const float>(f32))
+                                : BiasView(std::span<const std::int32_t>(s32));
+            }
+            const std::string label =
+                std::string(to_string(kind)) + "/" + std::string(to_string(output)) + " base " +
+                std::to_string(base) + " activation " + std::to_string(activation) +
+                (per_channel ? " per-channel" : " per-tensor") + (biased ? " bias" : "");
+            try {
+              (void)OutputStage(d, bias);
+            } catch (const Error&) {
+              continue;  // scales the scheme refuses (e.g. a TFLite shift above 30)
+            }
+            expect_same(d, bias, label);
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, VectorOutputStage,
+                         ::testing::Values(SchemeKind::int32, SchemeKind::fbgemm,
+                                           SchemeKind::qnnpack, SchemeKind::onednn,
+                                           SchemeKind::onnx, SchemeKind::tvm, SchemeKind::tvm_f32,
+                                           SchemeKind::tflite, SchemeKind::tflite_single),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+}  // namespace
+}  // namespace qconv
+#endif
