@@ -18,6 +18,7 @@ struct InFlight {
   std::condition_variable idle;
   int count = 0;
   bool closing = false;
+  std::thread::id exiting_thread;  // the thread that runs the exit (and may still call qconv)
 };
 
 // Never destroyed: daemon threads may still count out while the process's statics go away.
@@ -33,7 +34,7 @@ namespace detail {
 void enter_computation() {
   InFlight& s = in_flight();
   std::unique_lock lock(s.mutex);
-  if (s.closing) {
+  if (s.closing && std::this_thread::get_id() != s.exiting_thread) {
     // Only a daemon thread can get here: Python is exiting. It waits, without the GIL, for the
     // process to end (as CPython itself makes daemon threads wait): returning to Python or
     // raising would only print noise, and asking for the GIL back could abort the process.
@@ -59,6 +60,9 @@ void register_exit_hook(pybind11::module_& m) {
     {
       const std::lock_guard lock(s.mutex);
       s.closing = true;
+      // Exit handlers registered before qconv was imported run after this one, on this thread,
+      // and may still call qconv: they run as usual (only other threads are held back).
+      s.exiting_thread = std::this_thread::get_id();
     }
     // The computations in flight need the GIL back to finish.
     const py::gil_scoped_release release;

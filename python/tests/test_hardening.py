@@ -113,6 +113,27 @@ def test_python_exits_cleanly_while_a_daemon_thread_computes():
         assert result.stderr == b""
 
 
+def test_exit_handlers_running_after_qconvs_may_still_call_it():
+    # atexit runs handlers last-registered first: this one, registered before qconv was imported,
+    # runs after qconv's own exit hook, on the exiting thread, and must neither hang nor fail.
+    script = textwrap.dedent("""
+        import atexit
+        def late():
+            import numpy as np
+            from qconv import qnn
+            y = qnn.conv2d(np.ones((1, 1, 2, 2), np.uint8), np.ones((1, 1, 1, 1), np.int8), 0, 0,
+                           1.0, 1.0, (1, 1), 1, threads=2)
+            print("late", int(y.sum()))
+        atexit.register(late)
+        import qconv
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    assert result.stdout == b"late 4\n"
+
+
 # ---- 4. load on a FIFO ----
 
 def test_loading_a_fifo_is_refused_without_blocking(tmp_path):
