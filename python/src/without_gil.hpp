@@ -5,8 +5,8 @@
 // ends any thread that asks for the GIL back (from a destructor that must not throw: the process
 // would abort), and C++ static destructors (the thread pool's) run while the computation still
 // uses them. So the module counts the computations in flight, and an atexit hook (which runs
-// before either) waits for those in flight to finish; a computation asked for after it waits for
-// the process to end instead of starting.
+// before either) waits for those in flight to finish; a computation another thread asks for after
+// it waits for the process to end instead of starting (the exiting thread itself runs as usual).
 #pragma once
 
 #include <pybind11/pybind11.h>
