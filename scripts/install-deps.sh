@@ -11,10 +11,13 @@
 #   --python  the Python module, its tests, the PyTorch agreement and the stub check
 #   --pip     installing the Python package with pip into a venv (scripts/test-pip.sh)
 #   --fuzz    the libFuzzer targets (scripts/fuzz.sh: clang and its sanitizer runtimes)
+#   --onnxruntime  the agreement test against ONNX Runtime (scripts/test-onnxruntime.sh):
+#             Node.js and npm (a node or npm already on the PATH is used as it is), python3-onnx;
+#             the onnxruntime-node package itself comes from npm
 #   --all     all of the above
 set -euo pipefail
 
-usage() { sed -n '3,14s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '3,17s/^# \{0,1\}//p' "$0"; }
 
 build=(build-essential cmake ninja-build)
 bench=(libdnnl-dev                                  # oneDNN, the peer the bench times beside qconv
@@ -26,6 +29,11 @@ python=(python3-dev pybind11-dev python3-numpy      # the module
 pip=(python3-dev pybind11-dev python3-numpy python3-pip python3-venv python3-setuptools
      python3-wheel python3-torch python3-mypy)
 fuzz=(clang libclang-rt-14-dev)
+# python3-onnx builds the models; Node.js runs ORT. A node or npm already on the PATH (e.g.
+# NodeSource's nodejs, which bundles npm and conflicts with Debian's npm) is used as it is.
+onnxruntime=(python3-onnx)
+command -v node >/dev/null || onnxruntime+=(nodejs)
+command -v npm >/dev/null || onnxruntime+=(npm)
 
 packages=("${build[@]}")
 for task in "$@"; do
@@ -35,7 +43,11 @@ for task in "$@"; do
     --python) packages+=("${python[@]}") ;;
     --pip) packages+=("${pip[@]}") ;;
     --fuzz) packages+=("${fuzz[@]}") ;;
-    --all) packages+=("${bench[@]}" "${tests[@]}" "${python[@]}" "${pip[@]}" "${fuzz[@]}") ;;
+    --onnxruntime) packages+=("${onnxruntime[@]}") ;;
+    --all)
+      packages+=("${bench[@]}" "${tests[@]}" "${python[@]}" "${pip[@]}" "${fuzz[@]}"
+                 "${onnxruntime[@]}")
+      ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install-deps.sh: unknown task '$task'" >&2; usage >&2; exit 2 ;;
   esac

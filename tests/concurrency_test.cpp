@@ -88,6 +88,54 @@ TEST(Concurrency, OnePlanEightThreadsMatchTheSingleThreadedRun) {
   EXPECT_NE(expected[0], expected[1]);  // the inputs differ, so a mix-up would show
 }
 
+// The fast engines' copies (an s8 input moved to u8, NCHW made NHWC and back, the padding filled
+// on AMX) live in per-thread scratch: callers running one plan at once must not see each other's.
+TEST(Concurrency, CallersKeepTheirOwnScratchCopies) {
+  qconv::ProblemDesc d;
+  d.in_channels = d.out_channels = 64;
+  d.in_height = 10;
+  d.in_width = 20;
+  d.kernel_h = d.kernel_w = 3;
+  d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+  d.input_dtype = DType::s8;
+  d.input_layout = d.output_layout = Layout::NCHW;
+  d.input_zero_point = -3;
+  d.output_scale = 40.0;
+  d.scheme.kind = qconv::SchemeKind::fbgemm;
+  const qconv::Problem problem(d);
+  const auto weights = random_bytes(64 * 9 * 64, 11);
+  const qconv::Plan plan = qconv::Plan::prepare(
+      problem,
+      {std::span<const std::uint8_t>(weights), DType::s8, Layout::OHWI, problem.weight_shape()});
+  const auto run = [&](const std::vector<std::uint8_t>& x, int threads) {
+    std::vector<std::uint8_t> y(64 * 10 * 20);
+    plan.execute({std::span<const std::uint8_t>(x), DType::s8, Layout::NCHW, {1, 64, 10, 20}},
+                 {std::span<std::uint8_t>(y), DType::u8, Layout::NCHW, {1, 64, 10, 20}}, {},
+                 {threads, std::nullopt});
+    return y;
+  };
+  constexpr int kCallers = 6;
+  std::vector<std::vector<std::uint8_t>> inputs, expected;
+  for (int t = 0; t < kCallers; ++t) {
+    inputs.push_back(random_bytes(64 * 10 * 20, 300 + static_cast<unsigned>(t)));
+    expected.push_back(run(inputs.back(), 1));
+  }
+  std::vector<int> mismatches(kCallers, 0);
+  {
+    std::vector<std::jthread> callers;
+    for (int t = 0; t < kCallers; ++t) {
+      callers.emplace_back([&, t] {
+        const auto i = static_cast<std::size_t>(t);
+        for (int round = 0; round < 3; ++round) {
+          if (run(inputs[i], 1 + (t + round) % 3) != expected[i]) ++mismatches[i];
+        }
+      });
+    }
+  }
+  for (int t = 0; t < kCallers; ++t) EXPECT_EQ(mismatches[static_cast<std::size_t>(t)], 0) << t;
+  EXPECT_NE(expected[0], expected[1]);
+}
+
 TEST(Concurrency, ResultsDoNotDependOnTheThreadCount) {
   const Fixture f;
   const auto x = f.input(7);

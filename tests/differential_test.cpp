@@ -329,7 +329,8 @@ TEST(Differential, EveryOutputScheme) {
   std::uint64_t seed = 5000;
   for (SchemeKind scheme :
        {SchemeKind::fbgemm, SchemeKind::qnnpack, SchemeKind::onednn, SchemeKind::onnx,
-        SchemeKind::tvm, SchemeKind::tvm_f32, SchemeKind::tflite, SchemeKind::tflite_single}) {
+        SchemeKind::tvm, SchemeKind::tvm_f32, SchemeKind::tflite, SchemeKind::tflite_single,
+        SchemeKind::onnxruntime}) {
     for (OpKind op : {OpKind::conv2d, OpKind::conv2d_transpose}) {
       SCOPED_TRACE(std::string(to_string(scheme)) + " " + std::string(to_string(op)));
       run_cases(seed, 250, op_and_scheme(op, scheme));

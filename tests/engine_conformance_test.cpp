@@ -67,10 +67,11 @@ bool agrees(const std::string& engine, const RandomCase& rc, int threads, std::s
   return true;
 }
 
-// Problems in the engines' shape classes: ordinary NHWC convolution of every size class.
+// Problems in the engines' shape classes: NHWC convolution (a quarter transposed) of every size
+// class, now and then grouped or depthwise.
 RandomProblemOptions ordinary(Rng& rng) {
   RandomProblemOptions opt;
-  opt.op = OpKind::conv2d;
+  opt.op = rng.chance(0.75) ? OpKind::conv2d : OpKind::conv2d_transpose;
   opt.input_layout = Layout::NHWC;
   opt.output_layout = Layout::NHWC;
   opt.depthwise = rng.chance(0.1);
@@ -112,9 +113,10 @@ TEST_P(EngineConformance, RandomProblemsBitExact) {
 
 TEST_P(EngineConformance, EveryScheme_DType_AndZeroPointExtreme) {
   Rng rng(7);
-  for (SchemeKind scheme : {SchemeKind::int32, SchemeKind::fbgemm, SchemeKind::qnnpack,
-                            SchemeKind::onednn, SchemeKind::onnx, SchemeKind::tvm,
-                            SchemeKind::tvm_f32, SchemeKind::tflite, SchemeKind::tflite_single}) {
+  for (SchemeKind scheme :
+       {SchemeKind::int32, SchemeKind::fbgemm, SchemeKind::qnnpack, SchemeKind::onednn,
+        SchemeKind::onnx, SchemeKind::tvm, SchemeKind::tvm_f32, SchemeKind::tflite,
+        SchemeKind::tflite_single, SchemeKind::onnxruntime}) {
     for (DType input : {DType::u8, DType::s8}) {
       for (DType weight : {DType::u8, DType::s8}) {
         for (int round = 0; round < 6; ++round) {

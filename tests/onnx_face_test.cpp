@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "face_test_support.hpp"
@@ -142,6 +143,21 @@ TEST(OnnxQLinearConv, Int8OutputSaturates) {
   // o1 = 129 → 127.
   EXPECT_EQ(ints(qlinear(120, std::nullopt, DType::s8)), (std::vector<int>{122, 124}));
   EXPECT_EQ(ints(qlinear(125, std::nullopt, DType::s8)), (std::vector<int>{127, 127}));
+}
+
+TEST(OnnxQLinearConv, OnnxRuntimeSemanticsRoundsBeforeAddingTheZeroPoint) {
+  // As above (acc = [16, 5], zy = 11), with ONNX Runtime's order: o1 = rne(2.5) + 11 = 13.
+  const std::vector<std::int32_t> bias{2, -3};
+  const auto run = [&](std::string_view semantics) {
+    return ints(onnx::qlinear_conv(view(kZpX, Layout::NCHW, {1, 1, 1, 2}), 0.5, 3,
+                                   view(kZpW, Layout::OIHW, {2, 1, 1, 2}), {0.25, 1.0}, {1, -2},
+                                   1.0, 11, std::span<const std::int32_t>(bias), {}, DType::u8,
+                                   semantics));
+  };
+  EXPECT_EQ(run("onnxruntime"), (std::vector<int>{13, 13}));
+  EXPECT_EQ(run("reference"), (std::vector<int>{13, 14}));
+  EXPECT_TRUE(
+      throws<InvalidArgument>([&] { run("ort"); }, {"semantics = ort: must be \"reference\""}));
 }
 
 // ---- ConvTranspose (integer) ----

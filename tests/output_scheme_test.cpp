@@ -416,6 +416,57 @@ TEST(OutputSchemeOnnx, SaturatesAtBothEnds) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// onnxruntime: m = f32(f32(sx·sw)/sy); v = f32(f32(acc + B)·m); q = clamp(rne(v) + zy).
+
+TEST(OutputSchemeOnnxRuntime, ZeroPointIsAddedAfterRounding) {
+  // The onnx cases above, with the other answer: m = 0.5, zy = 1.
+  const ProblemDesc d = scheme_desc(SchemeKind::onnxruntime, DType::s8, 0.5, {0.5}, 0.5, 1);
+  EXPECT_EQ(apply(d, 5), 3);   // rne(2.5) = 2, + 1 (onnx: rne(3.5) = 4)
+  EXPECT_EQ(apply(d, 3), 3);   // rne(1.5) = 2, + 1 (onnx: rne(2.5) = 2)
+  EXPECT_EQ(apply(d, -1), 1);  // rne(−0.5) = 0, + 1 (onnx: rne(0.5) = 0)
+  EXPECT_EQ(apply(d, 7), 5);   // rne(3.5) = 4, + 1 (onnx agrees: rne(4.5) = 4)
+  const ProblemDesc neg = scheme_desc(SchemeKind::onnxruntime, DType::s8, 0.5, {0.5}, 0.5, -1);
+  EXPECT_EQ(apply(neg, -5), -3);  // rne(−2.5) = −2, − 1 (onnx: rne(−3.5) = −4)
+  EXPECT_EQ(apply(neg, -3), -3);  // rne(−1.5) = −2, − 1 (onnx: rne(−2.5) = −2)
+}
+
+TEST(OutputSchemeOnnxRuntime, AccumulatorIsConvertedToBinary32) {
+  // m = 0.75, acc = 2^24 + 1: f32(acc) = 2^24, v = 12582912 (onnx, in double: 12582913).
+  const ProblemDesc d = scheme_desc(SchemeKind::onnxruntime, DType::s32, 1.5, {0.5}, 1.0, 0);
+  EXPECT_EQ(apply(d, (1 << 24) + 1), 12582912);
+  EXPECT_EQ(apply(d, -(1 << 24) - 1), -12582912);
+  // The s32 bias is added before the conversion: f32(2^24 + 2 + 1) = 2^24 + 4 (a tie, to even).
+  const ProblemDesc one = scheme_desc(SchemeKind::onnxruntime, DType::s32, 1.0, {1.0}, 1.0, 0);
+  const std::vector<std::int32_t> bias{1};
+  EXPECT_EQ(apply(one, (1 << 24) + 2, 0, s32_bias(bias)), (1 << 24) + 4);
+}
+
+TEST(OutputSchemeOnnxRuntime, ProductIsRoundedToBinary32BeforeRounding) {
+  // m = 1 + 2^-23 (sw = 0x1.000002p0), acc = 2^22 + 2: the exact product 2^22 + 2.5 + 2^-22
+  // rounds to nearest as 2^22 + 3 (onnx); in binary32 (ulp 0.5) it becomes the tie 2^22 + 2.5,
+  // and rne gives 2^22 + 2.
+  const ProblemDesc d =
+      scheme_desc(SchemeKind::onnxruntime, DType::s32, 1.0, {0x1.000002p0}, 1.0, 0);
+  EXPECT_EQ(apply(d, (1 << 22) + 2), (1 << 22) + 2);
+  const ProblemDesc onnx = scheme_desc(SchemeKind::onnx, DType::s32, 1.0, {0x1.000002p0}, 1.0, 0);
+  EXPECT_EQ(apply(onnx, (1 << 22) + 2), (1 << 22) + 3);
+}
+
+TEST(OutputSchemeOnnxRuntime, SaturatesAtBothEnds) {
+  const ProblemDesc u8 = scheme_desc(SchemeKind::onnxruntime, DType::u8, 1.0, {1.0}, 1.0, 128);
+  EXPECT_EQ(apply(u8, 127), 255);
+  EXPECT_EQ(apply(u8, 128), 255);
+  EXPECT_EQ(apply(u8, -128), 0);
+  EXPECT_EQ(apply(u8, -129), 0);
+  EXPECT_EQ(apply(u8, kMin32), 0);
+  const ProblemDesc s32 =
+      scheme_desc(SchemeKind::onnxruntime, DType::s32, 2.0, {2.0}, 1.0, 0);  // m = 4
+  EXPECT_EQ(apply(s32, 1 << 29), kMax32);
+  EXPECT_EQ(apply(s32, -(1 << 29)), kMin32);
+  EXPECT_EQ(apply(s32, kMax32), kMax32);
+}
+
+// ---------------------------------------------------------------------------------------------
 // tvm: M = f64(f32(sx·sw))/sy, (q31, e) = frexp; p = (acc << max(e, 0))·q31;
 // r = (p + rounding) >> (31 + max(−e, 0)); q = clamp(r + zy).
 
@@ -714,6 +765,7 @@ TEST(OutputSchemeClamp, BoundsFollowEachSchemesRounding) {
       {SchemeKind::qnnpack, Rounding::upward, -3, -1},
       {SchemeKind::onednn, Rounding::upward, -4, 0},
       {SchemeKind::onnx, Rounding::upward, -4, 0},
+      {SchemeKind::onnxruntime, Rounding::upward, -3, -1},
       {SchemeKind::tvm, Rounding::upward, -3, 0},
       {SchemeKind::tvm, Rounding::tonearest, -4, 0},
       {SchemeKind::tvm_f32, Rounding::upward, -3, 0},
@@ -791,6 +843,10 @@ TEST(OutputSchemeInvalid, DerivedConstantsOutOfRange) {
   // Per channel: only channel 1 is out of range.
   expect_refused(scheme_desc(SchemeKind::onnx, DType::u8, 0x1p100, {1.0, 0x1p100}, 1.0, 0),
                  "output_multiplier[1]");
+  expect_refused(scheme_desc(SchemeKind::onnxruntime, DType::u8, 0x1p-100, {0x1p-100}, 1.0, 0),
+                 "output_multiplier[0]");
+  expect_refused(scheme_desc(SchemeKind::onnxruntime, DType::u8, 0x1p100, {1.0, 0x1p100}, 1.0, 0),
+                 "output_multiplier[1]");
   // onednn: rx = rw = 2^-127 (binary32 subnormals), bs = 2^-254 underflows to 0.
   expect_refused(scheme_desc(SchemeKind::onednn, DType::u8, 0x1p127, {0x1p127}, 1.0, 0),
                  "1/(input_scale*weight_scale)[0]");
@@ -863,6 +919,9 @@ TEST(OutputSchemeEndToEnd, OneProblemPerScheme) {
       // s32 bias {1, −1}. ch0 (a + 1)·0.5 + 1 = 4, −1, 3, −1.5 → 4, −1, 3, −2;
       // ch1 (a − 1)·0.25 + 1 = 2, −0.5, 1.5, −0.75 → 2, 0, 2, −1.
       {SchemeKind::onnx, Rounding::upward, {}, {1, -1}, {4, -1, 3, -2}, {2, 0, 2, -1}},
+      // Round first: ch0 (a + 1)·0.5 = 3, −2, 2, −2.5 → 3, −2, 2, −2; ch1 (a − 1)·0.25 = 1,
+      // −1.5, 0.5, −1.75 → 1, −2, 0, −2; then + 1.
+      {SchemeKind::onnxruntime, Rounding::upward, {}, {1, -1}, {4, -1, 3, -1}, {2, -1, 1, -1}},
       // ch0 2.5, −2.5, 1.5, −3 → up: 3, −2, 2, −3; ch1 1.25, −1.25, 0.75, −1.5 → 1, −1, 1, −1.
       {SchemeKind::tvm, Rounding::upward, {}, {}, {4, -1, 3, -2}, {2, 0, 2, 0}},
       // away: ch0 3, −3, 2, −3; ch1 1, −1, 1, −2.
@@ -1032,6 +1091,7 @@ INSTANTIATE_TEST_SUITE_P(
         Variant{"qnnpack", SchemeKind::qnnpack, Rounding::upward, false},
         Variant{"onednn", SchemeKind::onednn, Rounding::upward, false},
         Variant{"onnx", SchemeKind::onnx, Rounding::upward, false},
+        Variant{"onnxruntime", SchemeKind::onnxruntime, Rounding::upward, false},
         Variant{"tvm_upward", SchemeKind::tvm, Rounding::upward, false},
         Variant{"tvm_tonearest", SchemeKind::tvm, Rounding::tonearest, false},
         Variant{"tvm_f32_upward", SchemeKind::tvm_f32, Rounding::upward, false},

@@ -183,7 +183,8 @@ INSTANTIATE_TEST_SUITE_P(Schemes, VectorOutputStage,
                          ::testing::Values(SchemeKind::int32, SchemeKind::fbgemm,
                                            SchemeKind::qnnpack, SchemeKind::onednn,
                                            SchemeKind::onnx, SchemeKind::tvm, SchemeKind::tvm_f32,
-                                           SchemeKind::tflite, SchemeKind::tflite_single),
+                                           SchemeKind::tflite, SchemeKind::tflite_single,
+                                           SchemeKind::onnxruntime),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 }  // namespace

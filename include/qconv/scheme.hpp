@@ -18,6 +18,8 @@ enum class SchemeKind : std::uint8_t {
   tvm_f32,        // TVM qnn.requantize, float path (compute_dtype = float32)
   tflite,         // TFLite reference kernels, CMSIS-NN (double rounding)
   tflite_single,  // TFLite built with TFLITE_SINGLE_ROUNDING
+  onnxruntime,    // ONNX Runtime's QLinearConv (CPU kernels: round, then add the zero point)
+  // New schemes are appended here: the values are part of the prepared-weights file format.
 };
 
 // TVM's `rounding` attribute, used by the tvm and tvm_f32 schemes.

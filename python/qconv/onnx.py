@@ -31,11 +31,22 @@ def _y_dtype(y_zero_point):
 
 def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
                  B=None, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
-                 strides=None, *, threads=1):
+                 strides=None, *, semantics="reference", threads=1):
     """``y = QLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
-    y_zero_point, B)`` as ONNX's reference implementation computes it: the exact accumulator
-    plus B, ``R = acc * f32(f32(x_scale*w_scale) / y_scale) + y_zero_point`` in double, clipped
-    to y's range, then rounded half to even (the zero point is added before rounding).
+    y_zero_point, B)``, with the numbers of the ONNX reference implementation (the default) or
+    of ONNX Runtime (``semantics="onnxruntime"``). Both start from the exact accumulator plus B
+    and the multiplier ``m = f32(f32(x_scale*w_scale) / y_scale)``:
+
+    - ``"reference"`` (SPEC §4 ``onnx``): ``R = acc * m + y_zero_point`` in double, clipped to
+      y's range, then rounded half to even: the zero point is added *before* rounding.
+    - ``"onnxruntime"`` (SPEC §4 ``onnxruntime``, ONNX Runtime's CPU kernels):
+      ``clip(rne(f32(f32(acc) * m)) + y_zero_point)``, all in float32: the zero point is added
+      *after* rounding.
+
+    The two differ by 1 on exact ties when y_zero_point is odd (``acc * m = 2.5``,
+    ``y_zero_point = 1``: 4 with ``"reference"``, 3 with ``"onnxruntime"``), where the float32
+    product rounds onto or across a half, and where ``|acc + B| > 2**24`` (float32 drops the low
+    bits of the accumulator). Elsewhere they agree.
 
     Parameters
     ----------
@@ -57,6 +68,8 @@ def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_
     kernel_shape : [kh, kw] or None
         None takes it from w; otherwise it must agree.
     pads : [top, left, bottom, right] or None (all 0)
+    semantics : "reference" or "onnxruntime"
+        qconv's keyword: whose numbers to give, as above.
     threads : int
         qconv's keyword: worker threads (0 = all hardware threads).
 
@@ -75,7 +88,7 @@ def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_
     """
     return _qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
                          y_zero_point, B, auto_pad, dilations, group, kernel_shape, pads, strides,
-                         threads, _y_dtype(y_zero_point))
+                         threads, _y_dtype(y_zero_point), semantics)
 
 
 def conv_integer(x, w, x_zero_point=None, w_zero_point=None, auto_pad="NOTSET", dilations=None,

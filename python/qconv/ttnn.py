@@ -49,8 +49,9 @@ Conv2dConfig.__doc__ = """What the caller may steer (ttnn's Conv2dConfig), keywo
 ComputeConfig.__doc__ = """The output scheme and the activations' quantization (ttnn's
 compute_config), keyword arguments only:
 
-- ``scheme``: ``int32``, ``fbgemm``, ``qnnpack``, ``onednn``, ``onnx``, ``tvm``, ``tvm_f32``,
-  ``tflite`` or ``tflite_single`` (SPEC §4); ``rounding``: ``UPWARD`` or ``TONEAREST`` (tvm);
+- ``scheme``: ``int32``, ``fbgemm``, ``qnnpack``, ``onednn``, ``onnx``, ``onnxruntime``,
+  ``tvm``, ``tvm_f32``, ``tflite`` or ``tflite_single`` (SPEC §4); ``rounding``: ``UPWARD`` or
+  ``TONEAREST`` (tvm);
 - ``input_scale``, ``input_zero_point``, ``output_scale``, ``output_zero_point``;
 - ``multiplier_q31``, ``shift``: the tflite schemes' fixed-point multipliers, when given
   directly (one, or one per output channel).
@@ -155,8 +156,8 @@ def prepare_conv_bias(bias_tensor, input_layout, in_channels, out_channels, batc
     ----------
     bias_tensor : 1-D array (or a PyTorch float tensor)
         out_channels values: int32 for the schemes that add the bias to the accumulator (int32,
-        onnx, tvm, tvm_f32, tflite, tflite_single), float for the PyTorch schemes (fbgemm,
-        qnnpack, onednn); other dtypes are converted when the values fit.
+        onnx, onnxruntime, tvm, tvm_f32, tflite, tflite_single), float for the PyTorch schemes
+        (fbgemm, qnnpack, onednn); other dtypes are converted when the values fit.
     input_layout, in_channels, out_channels, batch_size, input_height, input_width, kernel_size,
     stride, padding, dilation, groups, conv_config, compute_config
         As :func:`prepare_conv_weights`.

@@ -73,7 +73,7 @@ void bind_onnx(py::module_& m) {
          py::handle w_scale, py::handle w_zero_point, py::handle y_scale, py::handle y_zero_point,
          py::handle B, py::handle auto_pad, py::handle dilations, py::handle group,
          py::handle kernel_shape, py::handle pads, py::handle strides, py::handle threads,
-         py::handle y_dtype) {
+         py::handle y_dtype, py::handle semantics) {
         onnx::ConvAttributes attributes;
         set_attributes(attributes, auto_pad, dilations, group, kernel_shape, pads, strides,
                        threads);
@@ -86,15 +86,16 @@ void bind_onnx(py::module_& m) {
         const double sy = number(y_scale, "y_scale");
         const std::int32_t zy = int32(y_zero_point, "y_zero_point");
         const DType out = parse_dtype(text(y_dtype, "y_zero_point.dtype"), "y_zero_point.dtype");
+        const std::string scheme = text(semantics, "semantics");
         const std::optional<ArrayView> bias = convert_optional(B, "B", Layout::X, DType::s32);
         return to_numpy(without_gil([&] {
           return onnx::qlinear_conv(xv.view, sx, zx, wv.view, sw, zw, sy, zy,
-                                    span_of<std::int32_t>(bias), attributes, out);
+                                    span_of<std::int32_t>(bias), attributes, out, scheme);
         }));
       },
       py::arg("x"), py::arg("x_scale"), py::arg("x_zero_point"), py::arg("w"), py::arg("w_scale"),
       py::arg("w_zero_point"), py::arg("y_scale"), py::arg("y_zero_point"), py::arg("B"),
-      QCONV_ONNX_ATTRIBUTES, py::arg("y_dtype"));
+      QCONV_ONNX_ATTRIBUTES, py::arg("y_dtype"), py::arg("semantics"));
 
   def_integer_operator<onnx::ConvAttributes>(
       m, "onnx_conv_integer", Layout::OIHW,

@@ -266,7 +266,7 @@ def test_ttnn_face(kind, changed):
 ONNX_QLINEAR = dict(x=X, x_scale=0.5, x_zero_point=np.uint8(3), w=W, w_scale=0.25,
                     w_zero_point=np.int8(0), y_scale=1.0, y_zero_point=np.uint8(4), B=None,
                     auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
-                    strides=None, threads=1)
+                    strides=None, semantics="reference", threads=1)
 ONNX_INTEGER = dict(x=X, w=W, x_zero_point=3, w_zero_point=None, auto_pad="SAME_UPPER",
                     dilations=None, group=1, kernel_shape=None, pads=None, strides=(2, 1),
                     threads=1)

@@ -60,6 +60,35 @@ def test_qlinear_conv_adds_the_zero_point_before_rounding():
     np.testing.assert_array_equal(y[0, 0, 0], [4, 4, 6, 2])  # acc -1 -> 2.5 -> 2
 
 
+def test_qlinear_conv_onnxruntime_semantics_rounds_before_adding_the_zero_point():
+    # As above, with ONNX Runtime's order: acc 1 -> rne(0.5) + 3 = 3, acc 3 -> rne(1.5) + 3 = 5,
+    # acc 5 -> rne(2.5) + 3 = 5, acc -1 -> rne(-0.5) + 3 = 3.
+    x = np.array([[[[11, 13, 15, 9]]]], np.uint8)
+    w = np.ones((1, 1, 1, 1), np.int8)
+    y = onnx.qlinear_conv(x, 0.5, 10, w, 1.0, 0, 1.0, np.uint8(3), semantics="onnxruntime")
+    np.testing.assert_array_equal(y[0, 0, 0], [3, 5, 5, 3])
+    y = onnx.qlinear_conv(x, 0.5, 10, w, 1.0, 0, 1.0, np.uint8(3), semantics="reference")
+    np.testing.assert_array_equal(y[0, 0, 0], [4, 4, 6, 2])
+    with pytest.raises(qconv.InvalidArgument, match="semantics = onnx: must be"):
+        onnx.qlinear_conv(x, 0.5, 10, w, 1.0, 0, 1.0, np.uint8(3), semantics="onnx")
+
+
+def test_the_onnxruntime_scheme_in_prepared_weights_and_on_disk():
+    # The core problem takes the scheme too (here by name, through the ttnn face): acc = 20,
+    # m = 1/8: rne(2.5) + 1 = 3 (the onnx scheme: rne(3.5) = 4). Saved and loaded, it stays.
+    from ttnn_problem import GEOMETRY, W, X, prepare
+    out = qconv.Conv2dConfig(dtype="uint8")
+    results = {}
+    for scheme in ("onnxruntime", "onnx"):
+        config = qconv.ComputeConfig(scheme=scheme, input_zero_point=1, output_scale=8.0,
+                                     output_zero_point=1)
+        weights = prepare(conv_config=out, compute_config=config)
+        weights = qconv.PreparedWeights.from_bytes(weights.to_bytes())
+        results[scheme] = qconv.conv2d(X, weights, **GEOMETRY, conv_config=out,
+                                       compute_config=config)[0, 0, 0, 0]
+    assert results == {"onnxruntime": 3, "onnx": 4}
+
+
 def test_qlinear_conv_output_dtype_bias_and_saturation():
     x = np.array([[[[11, 13, 15, 9]]]], np.uint8)
     w = np.array([[[[2]]], [[[4]]]], np.int8)

@@ -9,7 +9,7 @@
 namespace qconv {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, SchemeKind>, 9> kSchemeNames{{
+constexpr std::array<std::pair<std::string_view, SchemeKind>, 10> kSchemeNames{{
     {"int32", SchemeKind::int32},
     {"fbgemm", SchemeKind::fbgemm},
     {"qnnpack", SchemeKind::qnnpack},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<std::string_view, SchemeKind>, 9> kSchemeNames{{
     {"tvm_f32", SchemeKind::tvm_f32},
     {"tflite", SchemeKind::tflite},
     {"tflite_single", SchemeKind::tflite_single},
+    {"onnxruntime", SchemeKind::onnxruntime},
 }};
 
 }  // namespace
@@ -39,8 +40,8 @@ SchemeKind parse_scheme(std::string_view name, std::string_view field) {
     if (n == name) return value;
   }
   detail::fail(field, name,
-               "unknown output scheme (expected int32, fbgemm, qnnpack, onednn, onnx, tvm, "
-               "tvm_f32, tflite or tflite_single)");
+               "unknown output scheme (expected int32, fbgemm, qnnpack, onednn, onnx, onnxruntime, "
+               "tvm, tvm_f32, tflite or tflite_single)");
 }
 
 Rounding parse_rounding(std::string_view name, std::string_view field) {

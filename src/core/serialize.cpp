@@ -118,7 +118,7 @@ constexpr Layout last_value() {
 }
 template <>
 constexpr SchemeKind last_value() {
-  return SchemeKind::tflite_single;
+  return SchemeKind::onnxruntime;
 }
 template <>
 constexpr Rounding last_value() {

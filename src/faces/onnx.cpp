@@ -246,14 +246,24 @@ constexpr detail::FieldName kFieldNames[] = {
     {"in_width", "x.shape[3]"},
 };
 
+// QLinearConv's `semantics`: whose numbers it gives (SPEC §4 onnx or onnxruntime).
+SchemeKind qlinear_conv_scheme(std::string_view semantics) {
+  if (semantics == "reference") return SchemeKind::onnx;
+  if (semantics == "onnxruntime") return SchemeKind::onnxruntime;
+  fail("semantics", semantics,
+       "must be \"reference\" (the ONNX reference implementation) or "
+       "\"onnxruntime\" (ONNX Runtime's CPU kernels)");
+}
+
 }  // namespace
 
 Tensor qlinear_conv(const ConstTensorView& x, double x_scale, std::int32_t x_zero_point,
                     const ConstTensorView& w, const std::vector<double>& w_scale,
                     const std::vector<std::int32_t>& w_zero_point, double y_scale,
                     std::int32_t y_zero_point, std::optional<std::span<const std::int32_t>> B,
-                    const ConvAttributes& attributes, DType y_dtype) {
+                    const ConvAttributes& attributes, DType y_dtype, std::string_view semantics) {
   return detail::in_face_words(kFieldNames, [&] {
+    const SchemeKind scheme = qlinear_conv_scheme(semantics);
     require(y_dtype == DType::u8 || y_dtype == DType::s8, "y_dtype", to_string(y_dtype),
             "QLinearConv outputs uint8 or int8 (the type of y_zero_point)");
     ProblemDesc d = describe(OpKind::conv2d, x, w, x_zero_point, w_zero_point, attributes);
@@ -264,7 +274,7 @@ Tensor qlinear_conv(const ConstTensorView& x, double x_scale, std::int32_t x_zer
     d.output_scale = y_scale;
     d.output_zero_point = y_zero_point;
     d.output_dtype = y_dtype;
-    d.scheme.kind = SchemeKind::onnx;
+    d.scheme.kind = scheme;
     d.has_bias = B.has_value();
     require<ShapeMismatch>(!B || static_cast<std::int64_t>(B->size()) == d.out_channels, "B.size",
                            B ? B->size() : 0,

@@ -100,6 +100,22 @@ FixedPointMultiplier tflite_multiplier(const ProblemDesc& d, std::int64_t o, dou
   return fpm;
 }
 
+// onnxruntime (SPEC §4): ONNX Runtime's QLinearConv, its CPU kernels (MLAS
+// MlasRequantizeOutput and the symmetric-convolution kernels). Derive: m = f32(f32(sx·sw[o]) / sy)
+// per output channel, as qlinearconv.cc computes its output scales.
+float onnxruntime_multiplier(double sx, double sw, double sy, std::int64_t o) {
+  const float m = (f32(sx) * f32(sw)) / f32(sy);
+  require_multiplier(m, "output_multiplier", o);
+  return m;
+}
+
+// Apply: v = f32(f32(acc + B) · m), all in binary32 (so acc + B loses precision above 2^24);
+// r = rne(v); the zero point is added after rounding: q = clamp(r + zy, lo, hi). (ORT clamps v to
+// [lo − zy, hi − zy] before rounding; with integer bounds that is the same.)
+std::int64_t onnxruntime_rounded(std::int32_t with_bias, float m) {
+  return saturate_to_int64(round_half_even(static_cast<float>(with_bias) * m));
+}
+
 }  // namespace
 
 OutputStage::OutputStage(const ProblemDesc& d, BiasView bias)
@@ -178,6 +194,7 @@ OutputStage::OutputStage(const ProblemDesc& d, BiasView bias)
         c.scale_f32 = (f32(sx) * f32(sw)) / f32(sy);
         require_multiplier(c.scale_f32, "output_multiplier", o);
         break;
+      case SchemeKind::onnxruntime: c.scale_f32 = onnxruntime_multiplier(sx, sw, sy, o); break;
       case SchemeKind::tvm:
       case SchemeKind::tvm_f32: {
         const float si = f32(sx) * f32(sw);
@@ -349,6 +366,7 @@ std::int32_t OutputStage::apply(std::int32_t acc, std::int64_t o) const {
                        static_cast<double>(zero_point_);  // zero point added before rounding
       return static_cast<std::int32_t>(clamp_to(round_half_even(r), lo_, hi_));
     }
+    case SchemeKind::onnxruntime: return finish(onnxruntime_rounded(with_bias, c.scale_f32));
     case SchemeKind::tvm:
     case SchemeKind::tvm_f32: return apply_wide(with_bias, o);
     case SchemeKind::tflite: {

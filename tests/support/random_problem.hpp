@@ -211,7 +211,7 @@ inline ProblemDesc random_problem_desc(Rng& rng, const RandomProblemOptions& opt
   d.scheme.kind = opt.scheme.value_or(
       rng.pick({SchemeKind::int32, SchemeKind::fbgemm, SchemeKind::qnnpack, SchemeKind::onednn,
                 SchemeKind::onnx, SchemeKind::tvm, SchemeKind::tvm_f32, SchemeKind::tflite,
-                SchemeKind::tflite_single}));
+                SchemeKind::tflite_single, SchemeKind::onnxruntime}));
   if (d.scheme.kind == SchemeKind::int32) {
     d.output_dtype = DType::s32;
   } else {

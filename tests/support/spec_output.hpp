@@ -173,6 +173,11 @@ inline std::int64_t output(const Params& p, std::int64_t value) {
       const auto product = static_cast<double>(static_cast<long double>(with_bias) * m);
       return clamp_real(p, round_real(product + p.zy, Mode::half_even));
     }
+    case SchemeKind::onnxruntime: {
+      const float m = div(mul(f32(p.sx), f32(p.sw)), f32(p.sy));
+      const float v = mul(from_int(with_bias), m);  // f32(acc + B), then a binary32 product
+      return clamp_real(p, round_real(v, Mode::half_even) + p.zy);
+    }
     case SchemeKind::tvm: {
       const Q31 fp = quantize(static_cast<double>(mul(f32(p.sx), f32(p.sw))) / f32(p.sy));
       const Mode mode = p.rounding == Rounding::upward ? Mode::half_up : Mode::half_away;
@@ -222,7 +227,8 @@ inline double effective_multiplier(const Params& p) {
       const float rw = p.per_channel ? div(1.0f, f32(p.sw)) : f32(1.0 / p.sw);
       return div(f32(1.0 / p.sy), mul(f32(1.0 / p.sx), rw));
     }
-    case SchemeKind::onnx: return div(mul(f32(p.sx), f32(p.sw)), f32(p.sy));
+    case SchemeKind::onnx:
+    case SchemeKind::onnxruntime: return div(mul(f32(p.sx), f32(p.sw)), f32(p.sy));
     case SchemeKind::tvm_f32: return f32(static_cast<double>(mul(f32(p.sx), f32(p.sw))) / p.sy);
     case SchemeKind::tvm: {
       const Q31 fp = quantize(static_cast<double>(mul(f32(p.sx), f32(p.sw))) / f32(p.sy));

@@ -35,7 +35,8 @@ class OnednnConvolution final : public Peer {
     const memory::desc bias({o}, memory::data_type::f32, memory::format_tag::x);
     const memory::dims strides{d.stride_h, d.stride_w};
     const memory::dims dilation{d.dilation_h - 1, d.dilation_w - 1};
-    const memory::dims pad_begin{d.pad_top, d.pad_left}, pad_end{d.pad_bottom, d.pad_right};
+    const memory::dims pad_begin{d.pad_top, d.pad_left};
+    const memory::dims pad_end{d.pad_bottom - d.output_pad_h, d.pad_right - d.output_pad_w};
 
     dnnl::primitive_attr attr;
     std::vector<float> scales(static_cast<std::size_t>(o));
@@ -47,24 +48,42 @@ class OnednnConvolution final : public Peer {
     attr.set_zero_points(DNNL_ARG_SRC, 0, {d.input_zero_point});
     attr.set_zero_points(DNNL_ARG_DST, 0, {d.output_zero_point});
 
-    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                               dnnl::algorithm::convolution_direct, src, weights,
-                                               bias, dst, strides, dilation, pad_begin, pad_end);
-    const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
-    implementation_ = pd.impl_info_str();
-    primitive_ = dnnl::convolution_forward(pd);
+    // A transposed layer runs on oneDNN's deconvolution (weights {O, C, kh, kw}, per group).
+    memory::desc weights_desc, src_desc, dst_desc, bias_desc;
+    const auto make = [&](const auto& pd) {
+      implementation_ = pd.impl_info_str();
+      weights_desc = pd.weights_desc();
+      src_desc = pd.src_desc();
+      dst_desc = pd.dst_desc();
+      bias_desc = pd.bias_desc();
+    };
+    if (problem.transposed()) {
+      const dnnl::deconvolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src, weights,
+          bias, dst, strides, dilation, pad_begin, pad_end);
+      const dnnl::deconvolution_forward::primitive_desc pd(desc, attr, engine_);
+      make(pd);
+      primitive_ = dnnl::deconvolution_forward(pd);
+    } else {
+      const dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, weights,
+          bias, dst, strides, dilation, pad_begin, pad_end);
+      const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
+      make(pd);
+      primitive_ = dnnl::convolution_forward(pd);
+    }
 
     // Weights arrive in the plain OIHW layout and are reordered once, as at model load.
     const memory::desc plain_weights(weight_dims, memory::data_type::s8,
                                      g == 1 ? memory::format_tag::oihw : memory::format_tag::goihw);
     memory plain(plain_weights, engine_);
     fill(plain, 0x35);
-    weights_ = memory(pd.weights_desc(), engine_);
+    weights_ = memory(weights_desc, engine_);
     dnnl::reorder(plain, weights_).execute(stream_, plain, weights_);
-    src_ = memory(pd.src_desc(), engine_);
+    src_ = memory(src_desc, engine_);
     fill(src_, 0x5a);
-    dst_ = memory(pd.dst_desc(), engine_);
-    bias_ = memory(pd.bias_desc(), engine_);
+    dst_ = memory(dst_desc, engine_);
+    bias_ = memory(bias_desc, engine_);
     auto* b = static_cast<float*>(bias_.get_data_handle());
     for (memory::dim i = 0; i < o; ++i) b[i] = 0.25f * static_cast<float>(i % 7);
     run();
@@ -98,7 +117,7 @@ class OnednnConvolution final : public Peer {
   int threads_;
   dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream_{engine_};
-  dnnl::convolution_forward primitive_;
+  dnnl::primitive primitive_;
   memory src_, weights_, bias_, dst_;
   std::string implementation_;
   double prepare_ms_ = 0.0;
@@ -130,10 +149,6 @@ void limit_peer_isa(const std::string& isa) {
 
 std::unique_ptr<Peer> make_peer(const Problem& problem, int threads, std::string& what) {
   const ProblemDesc& d = problem.desc();
-  if (problem.transposed()) {
-    what = "none: transposed layers are timed against oneDNN's deconvolution in a later version";
-    return nullptr;
-  }
   what = "u8 NHWC x s8 (oneDNN's layout) -> u8 NHWC, per-channel scales";
   if (d.weight_dtype != DType::s8 || d.input_dtype != DType::u8 ||
       problem.weight_zero_point(0) != 0 || d.weight_zero_point.size() > 1) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <vector>
 
 namespace qconv::bench {
@@ -47,6 +48,10 @@ std::pair<Timing, Timing> time_alternating(const std::function<void()>& a,
   while (!satisfied(0) || !satisfied(1)) {
     for (int i = 0; i < 2; ++i) {
       if (satisfied(i)) continue;
+      // Between turns, time for the other side's helper threads to stop spinning (oneDNN's
+      // OpenMP threads and qconv's pool both spin a while before sleeping): a spinning thread
+      // would take a core from this turn's second thread.
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
       (*runs[i])();  // untimed: the turn's warm-up
       double turn = 0.0;
       do {

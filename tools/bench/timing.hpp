@@ -31,8 +31,8 @@ struct Timing {
 Timing time_runs(const std::function<void()>& run, const RepeatPolicy& policy);
 
 // Two workloads timed side by side in alternating rounds, so that a change of machine load hits
-// both alike: each round runs `a` then `b` for about a millisecond each (the first run of each turn
-// untimed: the other's helper threads may still be spinning), until both meet the policy.
+// both alike: each round runs `a` then `b` for about a millisecond each, after a 3 ms pause (for the
+// other's helper threads to stop spinning) and an untimed warm-up run, until both meet the policy.
 std::pair<Timing, Timing> time_alternating(const std::function<void()>& a,
                                            const std::function<void()>& b,
                                            const RepeatPolicy& policy);

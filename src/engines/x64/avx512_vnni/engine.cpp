@@ -97,7 +97,18 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
     const bool strided = d.stride_h != 1 || d.stride_w != 1;
-    if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 && d.pad_right == 0) {
+    // Depthwise (multiplier 1): channels in lanes, its own tile (depthwise_kernels.cpp).
+    depthwise_ = d.groups > 1 && d.groups == d.in_channels && d.out_channels == d.in_channels;
+    // A transposed convolution runs as the convolution of its zero-inserted input with the
+    // flipped kernel: the input is spread out at its stride into scratch (the holes and the
+    // padding holding zx, which add (zx − zx)·w = 0), then every tap of every pixel is valid.
+    transposed_ = problem.transposed();
+    stride_h_ = transposed_ ? 1 : d.stride_h;
+    stride_w_ = transposed_ ? 1 : d.stride_w;
+    if (depthwise_ || transposed_) {
+      path_ = Path::rows;
+    } else if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
+               d.pad_right == 0) {
       path_ = Path::flat;
     } else if (channels_ < kIm2colBelowChannels && !one_by_one && d.groups == 1) {
       path_ = Path::im2col;
@@ -111,7 +122,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
-    steps_ = (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
+    steps_ = depthwise_ ? 1 : (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
 
     // On AMX a padded layer runs on a copy of the input with its padding filled with the zero
@@ -121,8 +132,13 @@ class Avx512VnniKernel final : public PreparedKernel {
     in_w_ = d.in_width;
     pad_top_ = d.pad_top;
     pad_left_ = d.pad_left;
-    padded_copy_ = amx_ && path_ == Path::rows &&
+    padded_copy_ = amx_ && path_ == Path::rows && !transposed_ &&
                    (d.pad_top != 0 || d.pad_bottom != 0 || d.pad_left != 0 || d.pad_right != 0);
+    if (transposed_) {  // the spread-out input: output size plus the kernel's span
+      in_h_ = out_h_ + (d.kernel_h - 1) * d.dilation_h;
+      in_w_ = out_w_ + (d.kernel_w - 1) * d.dilation_w;
+      pad_top_ = pad_left_ = 0;
+    }
     if (padded_copy_) {
       in_h_ = d.in_height + d.pad_top + d.pad_bottom;
       in_w_ = d.in_width + d.pad_left + d.pad_right;
@@ -130,6 +146,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
     pack(problem, weights);
     plan_patterns(problem);
+    if (depthwise_) pair_depthwise_weights();
     epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
   }
 
@@ -143,6 +160,8 @@ class Avx512VnniKernel final : public PreparedKernel {
     const auto& d = problem_.desc();
     std::ostringstream out;
     out << (amx_ ? "avx512_amx tdpbusd <=32x64 + vpdpbusd " : "avx512_vnni ");
+    if (depthwise_) out << "dwconv " << kMaxRows << "x" << kPanelWidth << " (channels in lanes) ";
+    if (transposed_) out << "(transposed: zero-inserted input, flipped kernel) ";
     switch (path_) {
       case Path::flat:
         out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1";
@@ -183,7 +202,9 @@ class Avx512VnniKernel final : public PreparedKernel {
                            2);
     }
     if (flip_input_) ctx.input_zero_point = call.input_zero_point + 128;
-    if (padded_copy_) {
+    if (transposed_) {
+      ctx.input = spread_input(ctx);
+    } else if (padded_copy_) {
       ctx.input = pad_input(ctx);
     } else if (compact_copy_) {
       ctx.input = compact_input(ctx);
@@ -201,6 +222,33 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
  private:
+  // A transposed convolution's input spread out: pixel (h, w) at (h·sh + top', w·sw + left') of an
+  // in_h_ x in_w_ grid of zx, where top' = (kh − 1)·dh − pad_top (negative: rows cut off).
+  const std::uint8_t* spread_input(const RunContext& ctx) const {
+    const auto& d = problem_.desc();
+    const std::int64_t row_bytes = in_w_ * channels_;
+    std::uint8_t* out = scratch(static_cast<std::size_t>(ctx.batch * in_h_ * row_bytes));
+    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
+    const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
+    const std::int64_t top = (d.kernel_h - 1) * d.dilation_h - d.pad_top;
+    const std::int64_t left = (d.kernel_w - 1) * d.dilation_w - d.pad_left;
+    parallel_for(ctx.threads, ctx.batch * in_h_, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t n = row / in_h_, j = row % in_h_ - top;
+        std::uint8_t* to = out + row * row_bytes;
+        std::memset(to, zx, static_cast<std::size_t>(row_bytes));
+        if (j < 0 || j % d.stride_h != 0 || j / d.stride_h >= d.in_height) continue;
+        const std::uint8_t* line = in + (n * d.in_height + j / d.stride_h) * d.in_width * channels_;
+        for (std::int64_t w = 0; w < d.in_width; ++w) {
+          const std::int64_t at = w * d.stride_w + left;
+          if (at < 0 || at >= in_w_) continue;
+          copy_input_bytes(to + at * channels_, line + w * channels_, channels_);
+        }
+      }
+    });
+    return out;
+  }
+
   // The input with its padding filled with the zero point, in this thread's scratch (grown once,
   // then reused: no allocation after a thread's first call of a plan this size).
   const std::uint8_t* pad_input(const RunContext& ctx) const {
@@ -328,6 +376,13 @@ class Avx512VnniKernel final : public PreparedKernel {
             true};
   }
 
+  // The canonical weight tap packed as tap t: the same one, or (transposed) the flipped kernel's.
+  // Its own inverse.
+  std::int64_t source_tap(std::int64_t t) const {
+    const auto& d = problem_.desc();
+    return transposed_ ? d.kernel_h * d.kernel_w - 1 - t : t;
+  }
+
   // Output channel o's panel, lane in it, and slot (panel * 64 + lane).
   std::int64_t panel_of(std::int64_t o) const {
     return (o / group_out_) * panels_per_group_ + (o % group_out_) / kPanelWidth;
@@ -337,6 +392,7 @@ class Avx512VnniKernel final : public PreparedKernel {
 
   // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
   std::vector<std::byte> canonical_bytes() const {
+    if (depthwise_) return depthwise_canonical_;
     const auto& d = problem_.desc();
     std::vector<std::byte> out(
         static_cast<std::size_t>(out_channels_ * group_in_ * d.kernel_h * d.kernel_w));
@@ -348,7 +404,7 @@ class Avx512VnniKernel final : public PreparedKernel {
           packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
       for (std::int64_t c = 0; c < group_in_; ++c) {
         for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
-          const std::int64_t t = path_ == Path::im2col ? 0 : tap;
+          const std::int64_t t = path_ == Path::im2col ? 0 : source_tap(tap);
           const std::int64_t k = path_ == Path::im2col ? tap * channels_ + c : c;
           const auto stored =
               static_cast<std::uint8_t>(panel[(t * steps_ + k / 4) * lanes * 4 + k % 4]);
@@ -360,7 +416,66 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
   // Weights into panels of 64 output channels: [panel][tap][step][panel width][4].
+  // Depthwise: s32 (w − zw) per 64-channel block, [block][tap][64].
+  void pack_depthwise(const Problem& problem, const CanonicalWeights& weights) {
+    const auto& d = problem.desc();
+    const std::int64_t taps = d.kernel_h * d.kernel_w;
+    panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
+    padded_channels_ = panels_ * kPanelWidth;
+    zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
+    tap_sums_.assign(static_cast<std::size_t>(taps_ * padded_channels_), 0);
+    depthwise_weights_.assign(static_cast<std::size_t>(panels_ * taps * kPanelWidth), 0);
+    for (std::int64_t p = 0; p < panels_; ++p) {
+      const std::int64_t width =
+          std::min<std::int64_t>(kPanelWidth, out_channels_ - p * kPanelWidth);
+      panel_vectors_.push_back(static_cast<int>((width + 15) / 16));
+      panel_widths_.push_back(static_cast<std::int32_t>(width));
+      panel_channels_.push_back(p * kPanelWidth);
+      panel_offsets_.push_back(0);
+    }
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int32_t zw = problem.weight_zero_point(o);
+      const std::int16_t* values = weights.channel(o).data();
+      for (std::int64_t t = 0; t < taps; ++t) {
+        depthwise_weights_[static_cast<std::size_t>(((o / kPanelWidth) * taps + t) * kPanelWidth +
+                                                    o % kPanelWidth)] = values[source_tap(t)] - zw;
+      }
+    }
+    depthwise_canonical_ = weights.bytes();
+  }
+
+  // Per padding pattern and 64-channel block, the listed taps' w − zw in 16-bit pairs.
+  void pair_depthwise_weights() {
+    const std::int64_t taps = problem_.desc().kernel_h * problem_.desc().kernel_w;
+    std::int64_t total = 0;
+    for (const auto& [first, count] : pattern_taps_) {
+      pattern_pair_offsets_.push_back(total);
+      total += panels_ * ((count + 1) / 2) * kPanelWidth * 2;
+    }
+    depthwise_pairs_.assign(static_cast<std::size_t>(total), 0);
+    for (std::size_t pattern = 0; pattern < pattern_taps_.size(); ++pattern) {
+      const auto [first, count] = pattern_taps_[pattern];
+      const std::int64_t pairs = (count + 1) / 2;
+      for (std::int64_t block = 0; block < panels_; ++block) {
+        std::int16_t* out = depthwise_pairs_.data() + pattern_pair_offsets_[pattern] +
+                            block * pairs * kPanelWidth * 2;
+        for (std::int32_t k = 0; k < count; ++k) {
+          const std::int64_t tap = tap_weights_[static_cast<std::size_t>(first + k)];  // steps 1
+          for (std::int64_t l = 0; l < kPanelWidth; ++l) {
+            out[(k / 2) * kPanelWidth * 2 + l * 2 + k % 2] =
+                static_cast<std::int16_t>(depthwise_weights_[static_cast<std::size_t>(
+                    (block * taps + tap) * kPanelWidth + l)]);
+          }
+        }
+      }
+    }
+  }
+
   void pack(const Problem& problem, const CanonicalWeights& weights) {
+    if (depthwise_) {
+      pack_depthwise(problem, weights);
+      return;
+    }
     const auto& d = problem.desc();
     const bool u8_weights = d.weight_dtype == DType::u8;
     // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
@@ -407,7 +522,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       std::int32_t sum = 0;  // Σ(w' − zw') of the tap being packed
       const auto at = [&](std::int64_t c, std::int64_t tap) -> std::uint32_t {
         if (c >= group_in_) return 0;
-        const std::int32_t w = values[c * kernel_taps + tap] - shift;
+        const std::int32_t w = values[c * kernel_taps + source_tap(tap)] - shift;
         sum += w - zw;
         return static_cast<std::uint8_t>(w);
       };
@@ -454,7 +569,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> row_kinds, column_kinds;
     std::vector<std::pair<std::int64_t, std::int64_t>> row_ranges, column_ranges;
     for (std::int64_t y = 0; y < out_h_; ++y) {
-      const auto range = valid_taps(y, d.stride_h, d.dilation_h, pad_top_, d.kernel_h, in_h_);
+      const auto range = valid_taps(y, stride_h_, d.dilation_h, pad_top_, d.kernel_h, in_h_);
       const auto [it, added] =
           row_kinds.emplace(range, static_cast<std::int32_t>(row_ranges.size()));
       if (added) row_ranges.push_back(range);
@@ -465,7 +580,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::pair<std::int64_t, std::int64_t> run_range{};
     for (std::int64_t x = 0; x <= out_w_; ++x) {
       const auto range = x < out_w_
-                             ? valid_taps(x, d.stride_w, d.dilation_w, pad_left_, d.kernel_w, in_w_)
+                             ? valid_taps(x, stride_w_, d.dilation_w, pad_left_, d.kernel_w, in_w_)
                              : std::pair<std::int64_t, std::int64_t>{-1, -1};
       if (x > 0 && range != run_range) {
         const auto [it, added] =
@@ -505,6 +620,7 @@ class Avx512VnniKernel final : public PreparedKernel {
   // The number of padding patterns times the channels: what plan_patterns() would store.
   static std::int64_t pattern_entries(const Problem& problem) {
     const auto& d = problem.desc();
+    if (problem.transposed()) return round_up(d.out_channels, kPanelWidth);  // one pattern
     const auto distinct = [](std::int64_t out, std::int64_t stride, std::int64_t dilation,
                              std::int64_t pad, std::int64_t kernel, std::int64_t extent) {
       std::vector<std::pair<std::int64_t, std::int64_t>> seen;
@@ -548,7 +664,7 @@ class Avx512VnniKernel final : public PreparedKernel {
                       panel_vectors_[p],
                       panel_widths_[p],
                       panel_channels_[p],
-                      (panel / panels_per_group_) * group_in_};
+                      depthwise_ ? panel * kPanelWidth : (panel / panels_per_group_) * group_in_};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * kFlatChunk;
@@ -588,7 +704,6 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
     const std::int64_t n = row / out_h_;
     const std::int64_t y = row % out_h_;
-    const auto& d = problem_.desc();
     const std::int64_t first_pixel = (n * out_h_ + y) * out_w_;
     if (path_ == Path::im2col) {
       // Windows of a run of tiles gathered at once, so that the stores have left before the tiles
@@ -615,13 +730,13 @@ class Avx512VnniKernel final : public PreparedKernel {
       }
       return;
     }
-    const std::int64_t origin_row = (n * in_h_ + y * d.stride_h - pad_top_) * in_w_;
+    const std::int64_t origin_row = (n * in_h_ + y * stride_h_ - pad_top_) * in_w_;
     for (std::size_t t = 0; t < column_tiles_.size(); ++t) {
       const auto [x, rows] = column_tiles_[t];
       const std::int64_t pattern =
           row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
-      const std::int64_t origin = (origin_row + x * d.stride_w - pad_left_) * channels_;
-      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, d.stride_w * channels_,
+      const std::int64_t origin = (origin_row + x * stride_w_ - pad_left_) * channels_;
+      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, stride_w_ * channels_,
                nullptr, pattern, rows, first_pixel + x);
     }
   }
@@ -673,6 +788,15 @@ class Avx512VnniKernel final : public PreparedKernel {
         pr.ctx.input_zero_point != 0
             ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
             : nullptr;
+    if (depthwise_) {
+      const std::int64_t pairs = (taps + 1) / 2;
+      avx512_vnni::depthwise_tile({input, origin + pr.input_offset, row_stride,
+                                   tap_offsets_.data() + first_tap, taps, pr.channels, rows,
+                                   depthwise_pairs_.data() +
+                                       pattern_pair_offsets_[static_cast<std::size_t>(pattern)] +
+                                       pr.panel * pairs * kPanelWidth * 2,
+                                   pr.ctx.input_zero_point, acc});
+    }
     const avx512_vnni::GemmTile tile{input,
                                      origin + pr.input_offset,
                                      row_stride,
@@ -688,7 +812,9 @@ class Avx512VnniKernel final : public PreparedKernel {
                                      pr.ctx.input_zero_point,
                                      acc,
                                      needs_window_sums_ ? window_sums : nullptr};
-    if (rows > kMaxRows) {
+    if (depthwise_) {
+      // (done above: the sum is already exact)
+    } else if (rows > kMaxRows) {
       avx512_vnni::amx_block(
           {input, origin + pr.input_offset, row_stride, tap_offsets_.data() + first_tap,
            tap_weights, taps, static_cast<std::int32_t>(tap_stride() / 64), rows,
@@ -735,7 +861,14 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::int32_t shift_ = 0;  // w' = w − shift_
   Problem problem_;
   Path path_ = Path::rows;
-  bool flip_input_ = false;  // an s8 input, run as u8 from a copy
+  bool flip_input_ = false;
+  bool transposed_ = false;
+  std::int64_t stride_h_ = 1, stride_w_ = 1;  // the tiles' strides (1 for a spread-out input)
+  bool depthwise_ = false;
+  AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64]
+  AlignedVector<std::int16_t> depthwise_pairs_;    // per pattern: [block][pair][64][2]
+  std::vector<std::int64_t> pattern_pair_offsets_;
+  std::vector<std::byte> depthwise_canonical_;  // an s8 input, run as u8 from a copy
   bool needs_window_sums_ = false;
   bool amx_ = false;
   bool padded_copy_ = false;
@@ -776,11 +909,7 @@ class Avx512VnniEngine : public Engine {
       return "the operating system does not grant this process the AMX tile state";
     }
     const auto& d = problem.desc();
-    if (problem.transposed()) return "transposed convolution is not on this engine yet";
 
-    if (static_cast<int>(d.scheme.kind) > static_cast<int>(SchemeKind::tflite_single)) {
-      return "scheme " + std::string(to_string(d.scheme.kind)) + " has no vector form yet";
-    }
     if (d.kernel_h * d.kernel_w > Avx512VnniKernel::kMaxTapsOnStack) {
       return "more than " + std::to_string(Avx512VnniKernel::kMaxTapsOnStack) + " kernel taps";
     }

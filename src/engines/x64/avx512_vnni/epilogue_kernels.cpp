@@ -87,6 +87,14 @@ __m512i apply(__m512i acc, const Lanes& at, const StageView& s, bool saturated_l
     if (!saturated_low)
       x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
     return _mm512_add_epi32(_mm512_cvtps_epi32(x), _mm512_set1_epi32(s.zero_point));
+  } else if constexpr (K == SchemeKind::onnxruntime) {
+    // f32(f32(acc + B) · m), rounded half to even, the zero point added after (SPEC §4).
+    const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
+    __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32);
+    x = _mm512_min_ps(x, _mm512_set1_ps(static_cast<float>(s.hi - s.zero_point)));
+    if (!saturated_low)
+      x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
+    return _mm512_add_epi32(_mm512_cvtps_epi32(x), _mm512_set1_epi32(s.zero_point));
   } else if constexpr (K == SchemeKind::qnnpack) {
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
     const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32);
@@ -330,6 +338,7 @@ EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype) {
     case SchemeKind::tvm_f32: return for_dtype<SchemeKind::tvm_f32>(output_dtype);
     case SchemeKind::tflite: return for_dtype<SchemeKind::tflite>(output_dtype);
     case SchemeKind::tflite_single: return for_dtype<SchemeKind::tflite_single>(output_dtype);
+    case SchemeKind::onnxruntime: return for_dtype<SchemeKind::onnxruntime>(output_dtype);
   }
   return nullptr;
 }

@@ -48,13 +48,13 @@ struct GemmTile {
 using GemmTileKernel = void (*)(const GemmTile&);
 GemmTileKernel gemm_tile_kernel(int rows, int vectors);
 
-// AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 output channels, from the same
-// packed panels (a panel's 16 steps of 64 lanes x 4 bytes are exactly a 16 x 64-byte B tile, at a
-// stride of 256 bytes) and rows of an input whose channels are a multiple of 64. Only on a CPU with
-// AMX-INT8 whose operating system grants this process the tile state (amx_available).
+// AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 output channels, from the
+// same packed panels (a panel's 16 steps of 64 lanes x 4 bytes are exactly a 16 x 64-byte B tile,
+// at a stride of 256 bytes) and rows of an input whose channels are a multiple of 64. Only on a CPU
+// with AMX-INT8 whose operating system grants this process the tile state (amx_available).
 struct AmxBlock {
   const std::uint8_t* input;
-  std::int64_t first_row;  // byte offset of row 0's window origin
+  std::int64_t first_row;   // byte offset of row 0's window origin
   std::int64_t row_stride;  // bytes between consecutive rows' origins
   const std::int64_t* tap_offsets;
   const std::int64_t* tap_weights;  // byte offsets of each tap's block in a full (64-lane) panel
@@ -68,10 +68,28 @@ struct AmxBlock {
   std::int32_t* window_sums;  // out: per row, or null
 };
 bool amx_available();  // asks the OS once for the tile state (Linux: arch_prctl)
-void amx_begin();  // before a thread's first block of a run
-void amx_end();    // after its last: releases the tiles
+void amx_begin();      // before a thread's first block of a run
+void amx_end();        // after its last: releases the tiles
 // A u8 input, s8 weights, as gemm_tile_kernel.
 void amx_block(const AmxBlock& b);
+
+// Depthwise (one input channel per output channel): `rows` pixels x up to 64 channels, the sum
+// (x − zx)·(w − zw) over the listed taps in s32, exact (a padded tap is simply not listed).
+struct DepthwiseTile {
+  const std::uint8_t* input;
+  std::int64_t first_row;           // byte offset of row 0's window origin, at the first channel
+  std::int64_t row_stride;          // bytes between consecutive rows' origins
+  const std::int64_t* tap_offsets;  // per tap: bytes from a window origin to its pixel
+  std::int32_t taps;
+  std::int32_t channels;  // 1 to 64
+  std::int32_t rows;      // 1 to kMaxRows
+  // w − zw as 16-bit pairs of consecutive listed taps (the last of an odd list paired with 0):
+  // [pair][64 channels][2].
+  const std::int16_t* weights;
+  std::int32_t zero_point;  // zx
+  std::int32_t* acc;        // out: [rows][64]
+};
+void depthwise_tile(const DepthwiseTile& t);
 
 // im2col of one tile: output pixels (n, y, x .. x + rows) as rows of `row_bytes` bytes holding
 // their windows in (r, s, c) order, padding filled with the input zero point, the rest of each row
