@@ -242,6 +242,39 @@ TEST_P(EngineConformance, LargestKThatCannotOverflow) {
   }
 }
 
+// Exact halves reach each scheme's rounding through the engine (not only through the vector stage's
+// own test): acc = x·w with multiplier 1/2, an odd output zero point, both signs.
+TEST_P(EngineConformance, TiesRoundAsTheSchemeSays) {
+  for (SchemeKind scheme :
+       {SchemeKind::fbgemm, SchemeKind::qnnpack, SchemeKind::onednn, SchemeKind::onnx,
+        SchemeKind::tvm, SchemeKind::tvm_f32, SchemeKind::tflite, SchemeKind::tflite_single,
+        SchemeKind::onnxruntime}) {
+    for (Rounding rounding : {Rounding::upward, Rounding::tonearest}) {
+      ProblemDesc d;
+      d.in_channels = 1;
+      d.out_channels = 16;
+      d.in_height = 1;
+      d.in_width = 200;
+      d.scheme.kind = scheme;
+      d.scheme.rounding = rounding;
+      d.output_dtype = DType::s8;
+      d.output_scale = 2.0;
+      d.output_zero_point = 3;
+      RandomCase rc;
+      rc.desc = d;
+      for (int x = 0; x < 200; ++x) rc.input_bytes.push_back(static_cast<std::uint8_t>(x));
+      for (int o = 0; o < 16; ++o) {  // weights ±1, ±3, ... : odd products of both signs
+        const int w = (o % 2 == 0 ? 1 : -1) * (1 + 2 * (o / 2 % 3));
+        rc.weight_bytes.push_back(static_cast<std::uint8_t>(static_cast<std::int8_t>(w)));
+      }
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1, &failure)) << to_string(scheme);
+      ASSERT_TRUE(failure.empty())
+          << to_string(scheme) << " " << to_string(rounding) << ": " << failure;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, EngineConformance, ::testing::ValuesIn(engine_names()),
                          [](const auto& info) { return info.param; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(EngineConformance);

@@ -18,6 +18,7 @@
 
 #if defined(__x86_64__)
 #include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/stage_view.hpp"
 
 namespace qconv {
 namespace {
@@ -48,27 +49,12 @@ std::vector<std::int32_t> probe_accumulators() {
   return v;
 }
 
-vnni::StageView view_of(const detail::VectorConstants& v, Rounding rounding) {
-  return {v.bias_s32.data(),
-          v.bias_f32.data(),
-          v.scale_f32.data(),
-          v.q31.data(),
-          v.shift_left.data(),
-          v.shift_right.data(),
-          v.round_down.data(),
-          v.channel_step,
-          v.zero_point,
-          v.lo,
-          v.hi,
-          rounding == Rounding::upward};
-}
-
 // Runs every probe accumulator through channel o of the vector stage and of the scalar one.
 void expect_same(const ProblemDesc& d, BiasView bias, const std::string& label) {
   const OutputStage stage(d, bias);
   const vnni::EpilogueKernel kernel = vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
   ASSERT_NE(kernel, nullptr) << label;
-  const vnni::StageView view = view_of(stage.vectors(), d.scheme.rounding);
+  const vnni::StageView view = vnni::stage_view(stage.vectors());
   const std::vector<std::int32_t> accs = probe_accumulators();
   const std::int64_t channels = d.out_channels;
   const std::size_t element = element_size(d.output_dtype);

@@ -237,6 +237,7 @@ void OutputStage::derive_vectors() {
   v.zero_point = zero_point_;
   v.lo = static_cast<std::int32_t>(lo_);
   v.hi = static_cast<std::int32_t>(hi_);
+  v.round_upward = rounding_ == Rounding::upward;
   const auto fill = [&](auto& array, auto value_of) {
     array.assign(lanes, {});
     for (std::size_t i = 0; i < lanes; ++i) {

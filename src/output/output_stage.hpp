@@ -46,6 +46,7 @@ struct VectorConstants {
   std::int32_t zero_point = 0;
   std::int32_t lo = 0;  // the output range after the dtype and the fused activation
   std::int32_t hi = 0;
+  bool round_upward = true;  // tvm_f32: UPWARD (floor(v + 0.5)) or TONEAREST (half away)
 
   // Offset of channel c's lane in every array.
   std::int64_t at(std::int64_t c) const { return c * channel_step; }

@@ -24,7 +24,9 @@
 
 #include "core/aligned.hpp"
 #include "core/parallel.hpp"
+#include "engines/x64/avx512_vnni/activation_copies.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/stage_view.hpp"
 #include "output/rounding.hpp"
 
 namespace qconv::detail {
@@ -189,27 +191,42 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
   void run(const RunContext& call) const override {
-    const avx512_vnni::StageView stage = stage_view(call.stage.vectors());
+    const avx512_vnni::StageView stage = avx512_vnni::stage_view(call.stage.vectors());
     const std::int64_t rows = row_count(call.batch);
     RunContext ctx = call;
     const auto& d = problem_.desc();
     // NCHW tensors: the tiles run on NHWC copies (scratch), the output transposed back at the end.
-    if (d.input_layout == Layout::NCHW) ctx.input = to_nhwc(call);
+    if (d.input_layout == Layout::NCHW) {
+      ctx.input =
+          avx512_vnni::nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch,
+                                      channels_, d.in_height, d.in_width, call.threads);
+    }
     const bool nchw_output = d.output_layout == Layout::NCHW;
     if (nchw_output) {
-      ctx.output = scratch(static_cast<std::size_t>(call.batch * out_h_ * out_w_ * out_channels_) *
-                               element_size(d.output_dtype),
-                           2);
+      ctx.output = avx512_vnni::thread_scratch(
+          static_cast<std::size_t>(call.batch * out_h_ * out_w_ * out_channels_) *
+              element_size(d.output_dtype),
+          2);
     }
     if (flip_input_) ctx.input_zero_point = call.input_zero_point + 128;
+    const avx512_vnni::ActivationCopy input{static_cast<const std::uint8_t*>(ctx.input),
+                                            call.batch,
+                                            d.in_height,
+                                            d.in_width,
+                                            channels_,
+                                            flip_input_,
+                                            call.threads};
+    const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
     if (transposed_) {
-      ctx.input = spread_input(ctx);
+      ctx.input = avx512_vnni::placed_copy(input, in_h_, in_w_, d.stride_h, d.stride_w,
+                                           (d.kernel_h - 1) * d.dilation_h - d.pad_top,
+                                           (d.kernel_w - 1) * d.dilation_w - d.pad_left, zx);
     } else if (padded_copy_) {
-      ctx.input = pad_input(ctx);
+      ctx.input = avx512_vnni::placed_copy(input, in_h_, in_w_, 1, 1, d.pad_top, d.pad_left, zx);
     } else if (compact_copy_) {
-      ctx.input = compact_input(ctx);
+      ctx.input = avx512_vnni::dense_copy(input, out_h_, out_w_, d.stride_h, d.stride_w);
     } else if (flip_input_) {
-      ctx.input = flipped_input(ctx);
+      ctx.input = avx512_vnni::plain_copy(input);
     }
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) avx512_vnni::amx_begin();  // the tile configuration is per thread
@@ -218,164 +235,13 @@ class Avx512VnniKernel final : public PreparedKernel {
       }
       if (amx_) avx512_vnni::amx_end();
     });
-    if (nchw_output) to_nchw(ctx.output, call);
+    if (nchw_output) {
+      avx512_vnni::nchw_from_nhwc(ctx.output, call.output, call.batch, out_channels_,
+                                  out_h_ * out_w_, element_size(d.output_dtype), call.threads);
+    }
   }
 
  private:
-  // A transposed convolution's input spread out: pixel (h, w) at (h·sh + top', w·sw + left') of an
-  // in_h_ x in_w_ grid of zx, where top' = (kh − 1)·dh − pad_top (negative: rows cut off).
-  const std::uint8_t* spread_input(const RunContext& ctx) const {
-    const auto& d = problem_.desc();
-    const std::int64_t row_bytes = in_w_ * channels_;
-    std::uint8_t* out = scratch(static_cast<std::size_t>(ctx.batch * in_h_ * row_bytes));
-    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
-    const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
-    const std::int64_t top = (d.kernel_h - 1) * d.dilation_h - d.pad_top;
-    const std::int64_t left = (d.kernel_w - 1) * d.dilation_w - d.pad_left;
-    parallel_for(ctx.threads, ctx.batch * in_h_, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t row = begin; row < end; ++row) {
-        const std::int64_t n = row / in_h_, j = row % in_h_ - top;
-        std::uint8_t* to = out + row * row_bytes;
-        std::memset(to, zx, static_cast<std::size_t>(row_bytes));
-        if (j < 0 || j % d.stride_h != 0 || j / d.stride_h >= d.in_height) continue;
-        const std::uint8_t* line = in + (n * d.in_height + j / d.stride_h) * d.in_width * channels_;
-        for (std::int64_t w = 0; w < d.in_width; ++w) {
-          const std::int64_t at = w * d.stride_w + left;
-          if (at < 0 || at >= in_w_) continue;
-          copy_input_bytes(to + at * channels_, line + w * channels_, channels_);
-        }
-      }
-    });
-    return out;
-  }
-
-  // The input with its padding filled with the zero point, in this thread's scratch (grown once,
-  // then reused: no allocation after a thread's first call of a plan this size).
-  const std::uint8_t* pad_input(const RunContext& ctx) const {
-    const auto& d = problem_.desc();
-    const std::int64_t row_bytes = in_w_ * channels_;
-    std::uint8_t* out = scratch(static_cast<std::size_t>(ctx.batch * in_h_ * row_bytes));
-    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
-    const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
-    parallel_for(ctx.threads, ctx.batch * in_h_, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t row = begin; row < end; ++row) {
-        const std::int64_t n = row / in_h_, h = row % in_h_ - d.pad_top;
-        std::uint8_t* to = out + row * row_bytes;
-        if (h < 0 || h >= d.in_height) {
-          std::memset(to, zx, static_cast<std::size_t>(row_bytes));
-          continue;
-        }
-        const std::int64_t left = d.pad_left * channels_, width = d.in_width * channels_;
-        std::memset(to, zx, static_cast<std::size_t>(left));
-        copy_input_bytes(to + left, in + (n * d.in_height + h) * width, width);
-        std::memset(to + left + width, zx, static_cast<std::size_t>(row_bytes - left - width));
-      }
-    });
-    return out;
-  }
-
-  // The input pixels a strided 1x1 layer reads, densely: [N][OH][OW][C], in this thread's scratch.
-  const std::uint8_t* compact_input(const RunContext& ctx) const {
-    const auto& d = problem_.desc();
-    std::uint8_t* out = scratch(static_cast<std::size_t>(ctx.batch * out_h_ * out_w_ * channels_));
-    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
-    parallel_for(ctx.threads, ctx.batch * out_h_, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t row = begin; row < end; ++row) {
-        const std::int64_t n = row / out_h_, y = row % out_h_;
-        const std::uint8_t* from = in + (n * d.in_height + y * d.stride_h) * d.in_width * channels_;
-        std::uint8_t* to = out + row * out_w_ * channels_;
-        for (std::int64_t x = 0; x < out_w_; ++x) {
-          copy_input_bytes(to + x * channels_, from + x * d.stride_w * channels_, channels_);
-        }
-      }
-    });
-    return out;
-  }
-
-  // An s8 input as u8, x + 128, in this thread's scratch.
-  const std::uint8_t* flipped_input(const RunContext& ctx) const {
-    const std::int64_t row_bytes = problem_.desc().in_width * channels_;
-    const std::int64_t rows = ctx.batch * problem_.desc().in_height;
-    std::uint8_t* out = scratch(static_cast<std::size_t>(rows * row_bytes));
-    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
-    parallel_for(ctx.threads, rows, [&](std::int64_t begin, std::int64_t end) {
-      copy_input_bytes(out + begin * row_bytes, in + begin * row_bytes, (end - begin) * row_bytes);
-    });
-    return out;
-  }
-
-  // Copies input bytes, as u8 (an s8 input's bytes xor 0x80, which is x + 128).
-  void copy_input_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes) const {
-    if (!flip_input_) {
-      std::memcpy(to, from, static_cast<std::size_t>(bytes));
-      return;
-    }
-    for (std::int64_t i = 0; i < bytes; ++i) to[i] = static_cast<std::uint8_t>(from[i] ^ 0x80u);
-  }
-
-  // An NCHW input as NHWC, in this thread's scratch.
-  const void* to_nhwc(const RunContext& ctx) const {
-    const auto& d = problem_.desc();
-    const std::int64_t plane = d.in_height * d.in_width, c = channels_;
-    auto* out = scratch(static_cast<std::size_t>(ctx.batch * plane * c), 1);
-    const auto* in = static_cast<const std::uint8_t*>(ctx.input);
-    parallel_for(ctx.threads, ctx.batch * d.in_height, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t row = begin; row < end; ++row) {
-        const std::int64_t n = row / d.in_height, h = row % d.in_height;
-        for (std::int64_t w = 0; w < d.in_width; ++w) {
-          const std::uint8_t* from = in + n * c * plane + h * d.in_width + w;
-          std::uint8_t* to = out + (row * d.in_width + w) * c;
-          for (std::int64_t ch = 0; ch < c; ++ch) to[ch] = from[ch * plane];
-        }
-      }
-    });
-    return out;
-  }
-
-  // The NHWC result into the caller's NCHW output.
-  void to_nchw(const void* nhwc, const RunContext& call) const {
-    const std::size_t element = element_size(problem_.desc().output_dtype);
-    const std::int64_t plane = out_h_ * out_w_, c = out_channels_;
-    const auto* in = static_cast<const std::byte*>(nhwc);
-    auto* out = static_cast<std::byte*>(call.output);
-    parallel_for(call.threads, call.batch * c, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t nc = begin; nc < end; ++nc) {
-        const std::int64_t n = nc / c, ch = nc % c;
-        std::byte* to = out + static_cast<std::size_t>(nc * plane) * element;
-        const std::byte* from = in + static_cast<std::size_t>(n * plane * c + ch) * element;
-        for (std::int64_t p = 0; p < plane; ++p) {
-          std::memcpy(to + static_cast<std::size_t>(p) * element,
-                      from + static_cast<std::size_t>(p * c) * element, element);
-        }
-      }
-    });
-  }
-
-  // This thread's scratch buffer number `slot` (0: the input's padded, dense or u8 copy, 1: an
-  // NHWC copy of an NCHW input, 2: an NHWC result for an NCHW output), grown once, then reused:
-  // no allocation after a thread's first call of a plan this size.
-  static std::uint8_t* scratch(std::size_t bytes, int slot = 0) {
-    thread_local AlignedVector<std::uint8_t> buffers[3];
-    AlignedVector<std::uint8_t>& buffer = buffers[slot];
-    if (buffer.size() < bytes) buffer.resize(bytes);
-    return buffer.data();
-  }
-
-  static avx512_vnni::StageView stage_view(const VectorConstants& v) {
-    return {v.bias_s32.data(),
-            v.bias_f32.data(),
-            v.scale_f32.data(),
-            v.q31.data(),
-            v.shift_left.data(),
-            v.shift_right.data(),
-            v.round_down.data(),
-            v.channel_step,
-            v.zero_point,
-            v.lo,
-            v.hi,
-            true};
-  }
-
   // The canonical weight tap packed as tap t: the same one, or (transposed) the flipped kernel's.
   // Its own inverse.
   std::int64_t source_tap(std::int64_t t) const {

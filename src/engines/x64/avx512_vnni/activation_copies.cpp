@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engines/x64/avx512_vnni/activation_copies.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/aligned.hpp"
+#include "core/parallel.hpp"
+
+namespace qconv::detail::avx512_vnni {
+namespace {
+
+void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes, bool to_u8) {
+  if (!to_u8) {
+    std::memcpy(to, from, static_cast<std::size_t>(bytes));
+    return;
+  }
+  for (std::int64_t i = 0; i < bytes; ++i) to[i] = static_cast<std::uint8_t>(from[i] ^ 0x80u);
+}
+
+}  // namespace
+
+std::uint8_t* thread_scratch(std::size_t bytes, int slot) {
+  thread_local AlignedVector<std::uint8_t> buffers[3];
+  AlignedVector<std::uint8_t>& buffer = buffers[slot];
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return buffer.data();
+}
+
+const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_height,
+                                std::int64_t grid_width, std::int64_t stride_h,
+                                std::int64_t stride_w, std::int64_t top, std::int64_t left,
+                                std::uint8_t fill) {
+  const std::int64_t c = in.channels, row_bytes = grid_width * c;
+  std::uint8_t* out =
+      thread_scratch(static_cast<std::size_t>(in.batch * grid_height * row_bytes), 0);
+  // The input columns that land inside the grid: w·stride_w + left in [0, grid_width).
+  const std::int64_t first_w = left >= 0 ? 0 : (-left + stride_w - 1) / stride_w;
+  const std::int64_t end_w =
+      std::min(in.width, grid_width - left <= 0 ? 0 : (grid_width - left - 1) / stride_w + 1);
+  parallel_for(in.threads, in.batch * grid_height, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row) {
+      const std::int64_t n = row / grid_height, j = row % grid_height - top;
+      std::uint8_t* to = out + row * row_bytes;
+      std::memset(to, fill, static_cast<std::size_t>(row_bytes));
+      if (j < 0 || j % stride_h != 0 || j / stride_h >= in.height || first_w >= end_w) continue;
+      const std::uint8_t* line = in.data + (n * in.height + j / stride_h) * in.width * c;
+      if (stride_w == 1) {  // one run of pixels
+        copy_bytes(to + (first_w + left) * c, line + first_w * c, (end_w - first_w) * c, in.to_u8);
+        continue;
+      }
+      for (std::int64_t w = first_w; w < end_w; ++w) {
+        copy_bytes(to + (w * stride_w + left) * c, line + w * c, c, in.to_u8);
+      }
+    }
+  });
+  return out;
+}
+
+const std::uint8_t* dense_copy(const ActivationCopy& in, std::int64_t out_height,
+                               std::int64_t out_width, std::int64_t stride_h,
+                               std::int64_t stride_w) {
+  const std::int64_t c = in.channels;
+  std::uint8_t* out =
+      thread_scratch(static_cast<std::size_t>(in.batch * out_height * out_width * c), 0);
+  parallel_for(in.threads, in.batch * out_height, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row) {
+      const std::int64_t n = row / out_height, y = row % out_height;
+      const std::uint8_t* from = in.data + (n * in.height + y * stride_h) * in.width * c;
+      std::uint8_t* to = out + row * out_width * c;
+      for (std::int64_t x = 0; x < out_width; ++x) {
+        copy_bytes(to + x * c, from + x * stride_w * c, c, in.to_u8);
+      }
+    }
+  });
+  return out;
+}
+
+const std::uint8_t* plain_copy(const ActivationCopy& in) {
+  const std::int64_t row_bytes = in.width * in.channels, rows = in.batch * in.height;
+  std::uint8_t* out = thread_scratch(static_cast<std::size_t>(rows * row_bytes), 0);
+  parallel_for(in.threads, rows, [&](std::int64_t begin, std::int64_t end) {
+    copy_bytes(out + begin * row_bytes, in.data + begin * row_bytes, (end - begin) * row_bytes,
+               in.to_u8);
+  });
+  return out;
+}
+
+const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
+                                   std::int64_t channels, std::int64_t height, std::int64_t width,
+                                   int threads) {
+  const std::int64_t plane = height * width, c = channels;
+  std::uint8_t* out = thread_scratch(static_cast<std::size_t>(batch * plane * c), 1);
+  parallel_for(threads, batch * height, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row) {
+      const std::int64_t n = row / height, h = row % height;
+      for (std::int64_t w = 0; w < width; ++w) {
+        const std::uint8_t* from = nchw + n * c * plane + h * width + w;
+        std::uint8_t* to = out + (row * width + w) * c;
+        for (std::int64_t ch = 0; ch < c; ++ch) to[ch] = from[ch * plane];
+      }
+    }
+  });
+  return out;
+}
+
+void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,
+                    std::int64_t pixels, std::size_t element, int threads) {
+  const auto* in = static_cast<const std::byte*>(nhwc);
+  auto* out = static_cast<std::byte*>(nchw);
+  parallel_for(threads, batch * channels, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t nc = begin; nc < end; ++nc) {
+      const std::int64_t n = nc / channels, ch = nc % channels;
+      std::byte* to = out + static_cast<std::size_t>(nc * pixels) * element;
+      const std::byte* from = in + static_cast<std::size_t>(n * pixels * channels + ch) * element;
+      for (std::int64_t p = 0; p < pixels; ++p) {
+        std::memcpy(to + static_cast<std::size_t>(p) * element,
+                    from + static_cast<std::size_t>(p * channels) * element, element);
+      }
+    }
+  });
+}
+
+}  // namespace qconv::detail::avx512_vnni

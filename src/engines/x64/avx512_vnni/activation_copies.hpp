@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// The per-call copies of activations the fast engines make in per-thread scratch: the input placed
+// on a grid whose other bytes hold the zero point (padding filled; a transposed convolution's
+// input spread out at its stride), the pixels a strided 1x1 layer reads made dense, an s8 input
+// read as u8 (x + 128), NCHW made NHWC and back. Plain C++ over the thread pool (built for the
+// baseline ISA).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace qconv::detail::avx512_vnni {
+
+// An NHWC u8 or s8 activation tensor as given, and how to copy it.
+struct ActivationCopy {
+  const std::uint8_t* data;
+  std::int64_t batch, height, width, channels;
+  bool to_u8;  // an s8 tensor read as u8: each byte xor 0x80 (x + 128)
+  int threads;
+};
+
+// Scratch buffer `slot` of the calling thread (0: the input's copy, 1: an NHWC copy of an NCHW
+// input, 2: an NHWC result for an NCHW output), grown to `bytes` once and then reused: no
+// allocation after a thread's first call of a plan this size. Freed when the thread ends.
+std::uint8_t* thread_scratch(std::size_t bytes, int slot);
+
+// A [batch][grid_height][grid_width][channels] grid of `fill` bytes with pixel (h, w) of the input
+// at (h·stride_h + top, w·stride_w + left); pixels falling outside the grid are left out.
+const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_height,
+                                std::int64_t grid_width, std::int64_t stride_h,
+                                std::int64_t stride_w, std::int64_t top, std::int64_t left,
+                                std::uint8_t fill);
+
+// The pixels (y·stride_h, x·stride_w) for y < out_height, x < out_width, densely.
+const std::uint8_t* dense_copy(const ActivationCopy& in, std::int64_t out_height,
+                               std::int64_t out_width, std::int64_t stride_h,
+                               std::int64_t stride_w);
+
+// The whole tensor (for an s8 input read as u8).
+const std::uint8_t* plain_copy(const ActivationCopy& in);
+
+// An NCHW tensor of bytes as NHWC, in scratch slot 1.
+const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
+                                   std::int64_t channels, std::int64_t height, std::int64_t width,
+                                   int threads);
+
+// An NHWC tensor of `element`-byte values written as NCHW into `nchw`.
+void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,
+                    std::int64_t pixels, std::size_t element, int threads);
+
+}  // namespace qconv::detail::avx512_vnni
