@@ -43,8 +43,8 @@ void run_small(const Plan& plan) {
 
 namespace qconv::fuzz {
 
-void check_load_input(std::span<const std::uint8_t> input) {
-  if (input.empty()) return;
+bool check_load_input(std::span<const std::uint8_t> input) {
+  if (input.empty()) return false;
   const std::uint8_t steer = input[0];
   const auto* begin = reinterpret_cast<const std::byte*>(input.data() + 1);
   std::vector<std::byte> bytes(begin, begin + (input.size() - 1));
@@ -59,7 +59,7 @@ void check_load_input(std::span<const std::uint8_t> input) {
   try {
     plan.emplace(detail::deserialize_for(bytes, host));
   } catch (const FormatError&) {
-    return;
+    return false;
   }
   run_small(*plan);
   const bool keep = (steer & 8) != 0;
@@ -67,6 +67,7 @@ void check_load_input(std::span<const std::uint8_t> input) {
   if (serialize(deserialize(again), {keep}) != again) {
     throw Failure("serialize(deserialize(b)) != b for b = serialize(a loaded plan)");
   }
+  return true;
 }
 
 }  // namespace qconv::fuzz

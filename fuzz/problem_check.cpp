@@ -80,22 +80,22 @@ void require_same(const Problem& problem, const Outcome& expected, const Outcome
 
 namespace qconv::fuzz {
 
-void check_problem_input(std::span<const std::uint8_t> bytes) {
+bool check_problem_input(std::span<const std::uint8_t> bytes) {
   const FuzzCase c = decode_case(bytes);
   std::optional<Problem> problem;
   try {
     problem.emplace(c.desc);
   } catch (const Error&) {
-    return;  // refused, as it should be when the description breaks a rule
+    return false;  // refused, as it should be when the description breaks a rule
   }
-  if (c.weights.empty() || c.input.empty()) return;
+  if (c.weights.empty() || c.input.empty()) return false;
   const ConstTensorView weights(c.weights.data(), c.weights.size(), c.desc.weight_dtype,
                                 c.desc.weight_layout, problem->weight_shape());
   std::optional<Plan> reference;
   try {
     reference.emplace(Plan::prepare(*problem, weights, {"reference"}));
   } catch (const OverflowRisk&) {
-    return;  // the accumulator bound, checked from the weights
+    return false;  // the accumulator bound, checked from the weights
   }
   const Outcome expected = execute(*reference, c, c.threads);
 
@@ -111,6 +111,7 @@ void check_problem_input(std::span<const std::uint8_t> bytes) {
   const bool keep = (c.weights[0] & 1) != 0;
   const Plan loaded = deserialize(serialize(*reference, {keep}));
   require_same(*problem, expected, execute(loaded, c, c.threads), "the reloaded plan");
+  return true;
 }
 
 }  // namespace qconv::fuzz

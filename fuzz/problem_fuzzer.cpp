@@ -8,7 +8,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    qconv::fuzz::check_problem_input({data, size});
+    (void)qconv::fuzz::check_problem_input({data, size});
   } catch (const qconv::fuzz::Failure& failure) {
     std::fprintf(stderr, "qconv problem_fuzzer: %s\n", failure.what());
     std::abort();

@@ -24,7 +24,8 @@ bench=(libdnnl-dev                                  # oneDNN, the peer the bench
        linux-perf)                                  # perf, to see where a kernel spends its time
 tests=(libgtest-dev libgmock-dev nlohmann-json3-dev) # GoogleTest; the JSON test vectors
 python=(python3-dev pybind11-dev python3-numpy      # the module
-        python3-pytest python3-torch python3-mypy)  # its tests, PyTorch agreement, stubs
+        python3-pytest python3-torch python3-mypy   # its tests, PyTorch agreement, stubs
+        python3-hypothesis)                         # the fuzz-style tests of every face
 pip=(python3-dev pybind11-dev python3-numpy python3-pip python3-venv python3-setuptools
      python3-wheel python3-torch python3-mypy)
 fuzz=(clang libclang-rt-14-dev)

@@ -235,6 +235,11 @@ TEST(ProblemErrors, OutputPaddingOutOfRange) {
   d = valid_transposed();
   d.output_pad_w = -1;
   EXPECT_TRUE(problem_throws<InvalidArgument>(d, {"output_padding_w = -1"}));
+  // The height's rule has its own lower bound too (a negative value would crop a row).
+  d = valid_transposed();
+  d.output_pad_h = -1;
+  EXPECT_TRUE(problem_throws<InvalidArgument>(
+      d, {"output_padding_h = -1: must satisfy 0 <= output_padding < max(stride_h, dilation_h)"}));
   d = valid_transposed();
   d.stride_w = 1;
   d.dilation_w = 3;  // dilation raises the limit to 3

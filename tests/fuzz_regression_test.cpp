@@ -13,10 +13,11 @@
 
 namespace {
 
-std::vector<std::filesystem::path> inputs(const char* fuzzer) {
+// The files of fuzz/<kind>/<fuzzer>/ (kind: regressions, or corpus for the seed corpora).
+std::vector<std::filesystem::path> inputs(const char* kind, const char* fuzzer) {
   std::vector<std::filesystem::path> out;
-  for (const auto& entry : std::filesystem::directory_iterator(
-           std::filesystem::path(QCONV_FUZZ_REGRESSIONS) / fuzzer)) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(QCONV_FUZZ_DIR) / kind / fuzzer)) {
     const bool hidden = entry.path().filename().string().starts_with(".");  // .gitkeep
     if (entry.is_regular_file() && !hidden) out.push_back(entry.path());
   }
@@ -29,16 +30,38 @@ std::vector<std::uint8_t> read(const std::filesystem::path& path) {
 }
 
 TEST(FuzzRegression, LoadInputs) {
-  const auto files = inputs("load");
-  EXPECT_FALSE(files.empty());
+  const auto files = inputs("regressions", "load");
+  ASSERT_FALSE(files.empty());
   for (const auto& file : files) {
-    EXPECT_NO_THROW(qconv::fuzz::check_load_input(read(file))) << file;
+    EXPECT_NO_THROW((void)qconv::fuzz::check_load_input(read(file))) << file;
   }
 }
 
 TEST(FuzzRegression, ProblemInputs) {
-  for (const auto& file : inputs("problem")) {
-    EXPECT_NO_THROW(qconv::fuzz::check_problem_input(read(file))) << file;
+  const auto files = inputs("regressions", "problem");
+  ASSERT_FALSE(files.empty());
+  for (const auto& file : files) {
+    EXPECT_NO_THROW((void)qconv::fuzz::check_problem_input(read(file))) << file;
+  }
+}
+
+// The regressions above are inputs that once crashed, most of them refused now: alone they would
+// pass with checks that compare nothing. The seed corpora are valid calls and files, so every one
+// must reach the comparisons (engines against the reference, file round trips) and pass them.
+TEST(FuzzRegression, SeedCorporaReachTheComparisonsAndPass) {
+  const auto problems = inputs("corpus", "problem");
+  ASSERT_GE(problems.size(), 8u);
+  for (const auto& file : problems) {
+    bool ran = false;
+    EXPECT_NO_THROW(ran = qconv::fuzz::check_problem_input(read(file))) << file;
+    EXPECT_TRUE(ran) << file << " was refused";
+  }
+  const auto files = inputs("corpus", "load");
+  ASSERT_GE(files.size(), 6u);
+  for (const auto& file : files) {
+    bool loaded = false;
+    EXPECT_NO_THROW(loaded = qconv::fuzz::check_load_input(read(file))) << file;
+    EXPECT_TRUE(loaded) << file << " was refused";
   }
 }
 

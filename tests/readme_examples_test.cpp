@@ -90,7 +90,7 @@ TEST(ReadmeExamples, PrepareOnceRunMany) {
         conv_config, compute_config);
     FAIL() << "a changed stride must be refused";
   } catch (const qconv::PreparedMismatch& e) {
-    EXPECT_NE(std::string(e.what()).find("stride_h: prepared for 1, given 2"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("stride[0]: prepared for 1, given 2"), std::string::npos)
         << e.what();
   }
 }

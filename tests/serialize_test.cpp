@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Prepared-weights files: round trips, and every kind of bad file refused with FormatError.
-// The test reads the layout from docs/GUARANTEES.md with its own small parser and its own FNV-1a,
-// so a change of the format that the documentation does not follow makes it fail.
+// The test writes down the layout docs/GUARANTEES.md documents (header offsets, field order) and
+// its own FNV-1a, independently of src/core/serialize.cpp, so a change of the format that the
+// documentation does not follow makes it fail. Golden files of every format version:
+// tests/serialize_files_test.cpp.
 #include "qconv/serialize.hpp"
 
 #include <gtest/gtest.h>
@@ -53,13 +55,15 @@ void reseal(Bytes& b) { write_le(b, b.size() - 8, fnv1a64(b.data(), b.size() - 8
 // Where each header field begins (docs/GUARANTEES.md, "File format").
 struct HeaderOffsets {
   std::size_t magic = 0, format_version = 8, file_size = 12, library_version = 20;
-  std::size_t engine = 0, engine_cpu_features = 0, flags = 0, problem = 0;
+  std::size_t engine = 0, engine_packing_version = 0, engine_cpu_features = 0, flags = 0;
+  std::size_t problem = 0;
 };
 
 HeaderOffsets header_offsets(const Bytes& b) {
   HeaderOffsets h;
   h.engine = h.library_version + 4 + read_le(b, h.library_version, 4);
-  h.engine_cpu_features = h.engine + 4 + read_le(b, h.engine, 4);
+  h.engine_packing_version = h.engine + 4 + read_le(b, h.engine, 4);
+  h.engine_cpu_features = h.engine_packing_version + 4;
   h.flags = h.engine_cpu_features + 8;
   h.problem = h.flags + 4;
   return h;
@@ -208,7 +212,7 @@ TEST(Serialize, HeaderFollowsTheDocumentedLayout) {
   const Prepared prepared = prepare(grouped_problem());
   const Bytes file = qconv::serialize(prepared.plan);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(file.data()), 8), "QCONVPLN");
-  EXPECT_EQ(read_le(file, 8, 4), 1u);
+  EXPECT_EQ(read_le(file, 8, 4), 2u);
   EXPECT_EQ(read_le(file, 12, 8), file.size());
   const HeaderOffsets h = header_offsets(file);
   const std::string engine(reinterpret_cast<const char*>(file.data() + h.engine + 4),
@@ -216,9 +220,14 @@ TEST(Serialize, HeaderFollowsTheDocumentedLayout) {
   EXPECT_EQ(engine, prepared.plan.engine());
   // The features the engine's packed form needs (none for the reference engine: plain C++).
   std::uint64_t features = ~0ull;
+  std::uint64_t packing_version = 0;
   for (const qconv::detail::Engine* e : qconv::detail::all_engines()) {
-    if (e->name() == engine) features = e->required_cpu_features();
+    if (e->name() == engine) {
+      features = e->required_cpu_features();
+      packing_version = e->packing_version();
+    }
   }
+  EXPECT_EQ(read_le(file, h.engine_packing_version, 4), packing_version);
   EXPECT_EQ(read_le(file, h.engine_cpu_features, 8), features);
   EXPECT_EQ(read_le(file, h.flags, 4), 0u);
   EXPECT_EQ(read_le(file, file.size() - 8, 8), fnv1a64(file.data(), file.size() - 8));
@@ -263,6 +272,7 @@ TEST(Serialize, EveryTruncationIsRefusedNamingTheFieldCut) {
         {h.file_size, "file_size"},
         {h.library_version, "library_version"},
         {h.engine, "engine"},
+        {h.engine_packing_version, "engine_packing_version"},
         {h.engine_cpu_features, "engine_cpu_features"},
         {h.flags, "flags"},
         {h.problem, "problem.op"},
@@ -321,11 +331,11 @@ TEST(Serialize, WrongMagicIsNotAQconvFile) {
 
 TEST(Serialize, NewerVersionAsksForAnUpgrade) {
   Bytes file = qconv::serialize(prepare(grouped_problem()).plan);
-  write_le(file, 8, 2, 4);
+  write_le(file, 8, 3, 4);
   reseal(file);
   const std::string message = load_error(file);
-  EXPECT_EQ(message.rfind("format_version = 2: written by a newer qconv", 0), 0u) << message;
-  EXPECT_NE(message.find("reads format versions 1 to 1"), std::string::npos) << message;
+  EXPECT_EQ(message.rfind("format_version = 3: written by a newer qconv", 0), 0u) << message;
+  EXPECT_NE(message.find("reads format versions 1 to 2"), std::string::npos) << message;
   write_le(file, 8, 0, 4);
   reseal(file);
   EXPECT_EQ(load_error(file).rfind("format_version = 0", 0), 0u);

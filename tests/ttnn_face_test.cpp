@@ -240,14 +240,14 @@ TEST(TtnnFace, RefusesBiasPreparedForAnotherProblem) {
   other.stride = {2, 2};
   const auto strided_bias = other.prepare_bias(c.s32_bias);
   EXPECT_TRUE(throws<qconv::PreparedMismatch>([&] { c.call.run(c.input, weights, &strided_bias); },
-                                              {"stride_h: prepared for 2, given 1", "the bias"}));
+                                              {"stride[0]: prepared for 2, given 1", "the bias"}));
 
   other = c.call;
   other.compute_config.scheme = "tvm";  // an s32 bias as well, but another scheme
   const auto tvm_bias = other.prepare_bias(c.s32_bias);
-  EXPECT_TRUE(
-      throws<qconv::PreparedMismatch>([&] { c.call.run(c.input, weights, &tvm_bias); },
-                                      {"scheme: prepared for tvm, given onnx", "the bias"}));
+  EXPECT_TRUE(throws<qconv::PreparedMismatch>(
+      [&] { c.call.run(c.input, weights, &tvm_bias); },
+      {"compute_config.scheme: prepared for tvm, given onnx", "the bias"}));
 
   // The prepared objects are unchanged by the refusals.
   const auto bias = c.call.prepare_bias(c.s32_bias);
@@ -354,7 +354,7 @@ TEST(TtnnFace, RefusesWeightsThatDisagreeWithTheArguments) {
   LayoutCase c;
   c.call.out_channels = 2;  // the weight holds one output channel
   EXPECT_TRUE(throws<qconv::ShapeMismatch>([&] { c.call.prepare(c.weights); },
-                                           {"weight.shape = [1, 2, 2, 2]", "[2, 2, 2, 2]"}));
+                                           {"weight_tensor.shape = [1, 2, 2, 2]", "[2, 2, 2, 2]"}));
 }
 
 // A 2 → 2 channel, 4x4, 3x3 kernel, padding 1 problem with per-channel weights, and one
@@ -400,54 +400,55 @@ TEST(TtnnFace, RefusesEveryChangedField) {
        [](Call& k) {
          k.stride = {2, 1};
        },
-       "stride_h: prepared for 1, given 2"},
+       "stride[0]: prepared for 1, given 2"},
       {"padding",
        [](Call& k) {
          k.padding = {1, 1, 1, 2};
        },
-       "pad_right: prepared for 1, given 2"},
+       "padding[right]: prepared for 1, given 2"},
       {"padding order",
        [](Call& k) {
          k.padding = {1, 0, 1, 1};
        },
-       "pad_bottom: prepared for 1, given 0"},
+       "padding[bottom]: prepared for 1, given 0"},
       {"dilation",
        [](Call& k) {
          k.dilation = {1, 2};
        },
-       "dilation_w: prepared for 1, given 2"},
+       "dilation[1]: prepared for 1, given 2"},
       {"groups", [](Call& k) { k.groups = 2; }, "groups: prepared for 1, given 2"},
       {"in_channels", [](Call& k) { k.in_channels = 4; }, "in_channels: prepared for 2, given 4"},
       // Per-channel weights: still a mismatch, not a complaint about the scales' length.
       {"out_channels", [](Call& k) { k.out_channels = 4; },
        "out_channels: prepared for 2, given 4"},
-      {"input_height", [](Call& k) { k.input_height = 5; }, "in_height: prepared for 4, given 5"},
-      {"input_width", [](Call& k) { k.input_width = 3; }, "in_width: prepared for 4, given 3"},
+      {"input_height", [](Call& k) { k.input_height = 5; },
+       "input_height: prepared for 4, given 5"},
+      {"input_width", [](Call& k) { k.input_width = 3; }, "input_width: prepared for 4, given 3"},
       {"kernel_size",
        [](Call& k) {
          k.kernel_size = {3, 1};
        },
-       "kernel_w: prepared for 3, given 1"},
+       "kernel_size[1]: prepared for 3, given 1"},
       {"input_dtype", [](Call& k) { k.conv_config.input_dtype = "int8"; },
-       "input_dtype: prepared for u8, given s8"},
+       "conv_config.input_dtype: prepared for u8, given s8"},
       {"dtype", [](Call& k) { k.conv_config.dtype = "int8"; },
-       "output_dtype: prepared for u8, given s8"},
+       "conv_config.dtype: prepared for u8, given s8"},
       {"output_layout", [](Call& k) { k.conv_config.output_layout = "NCHW"; },
-       "output_layout: prepared for NHWC, given NCHW"},
+       "conv_config.output_layout: prepared for NHWC, given NCHW"},
       {"scheme", [](Call& k) { k.compute_config.scheme = "tflite"; },
-       "scheme: prepared for onnx, given tflite"},
+       "compute_config.scheme: prepared for onnx, given tflite"},
       {"rounding", [](Call& k) { k.compute_config.rounding = "TONEAREST"; },
-       "rounding: prepared for UPWARD, given TONEAREST"},
+       "compute_config.rounding: prepared for UPWARD, given TONEAREST"},
       {"input_scale", [](Call& k) { k.compute_config.input_scale = 2.0; },
-       "input_scale: prepared for 1, given 2"},
+       "compute_config.input_scale: prepared for 1, given 2"},
       {"output_scale", [](Call& k) { k.compute_config.output_scale = 0.5; },
-       "output_scale: prepared for 1, given 0.5"},
+       "compute_config.output_scale: prepared for 1, given 0.5"},
       {"output_zero_point", [](Call& k) { k.compute_config.output_zero_point = 3; },
-       "output_zero_point: prepared for 0, given 3"},
+       "compute_config.output_zero_point: prepared for 0, given 3"},
       {"activation", [](Call& k) { k.conv_config.activation = "relu"; },
-       "activation: prepared for none, given relu"},
+       "conv_config.activation: prepared for none, given relu"},
       {"allow_wraparound", [](Call& k) { k.conv_config.allow_wraparound = true; },
-       "allow_wraparound: prepared for false, given true"},
+       "conv_config.allow_wraparound: prepared for false, given true"},
   };
   for (const Change& change : changes) {
     SCOPED_TRACE(change.name);

@@ -10,6 +10,35 @@ import numpy as np
 from ._qconv import InvalidArgument
 
 
+def _numbers(value, name):
+    """`value` as a NumPy array, or InvalidArgument naming it when NumPy cannot make one."""
+    try:
+        return np.asarray(value)
+    except Exception as error:  # NumPy raises many kinds for values that are no numbers
+        raise InvalidArgument(f"{name} = {value!r}: must be a number or a sequence of numbers "
+                              f"({type(error).__name__}: {error})") from None
+
+
+def _scalar(value, name, kind):
+    """One number as `kind`; the faces check its range and meaning when the array is used."""
+    try:
+        item = np.asarray(value).reshape(()).item()
+    except (TypeError, ValueError) as error:
+        raise InvalidArgument(f"{name} = {value!r}: must be a number ({error})") from None
+    if kind is int and isinstance(item, bool):
+        return int(item)
+    if kind is int and not isinstance(item, int):
+        raise InvalidArgument(f"{name} = {value!r}: must be an integer")
+    if kind is float and isinstance(item, (int, float)) and not isinstance(item, bool):
+        try:
+            return float(item)
+        except OverflowError:
+            raise InvalidArgument(f"{name} = {value!r}: must be a finite number") from None
+    if kind is float:
+        raise InvalidArgument(f"{name} = {value!r}: must be a real number")
+    return item
+
+
 class QuantizedArray:
     """Integer values with a scale and a zero point: what a quantized tensor holds.
 
@@ -39,16 +68,18 @@ class QuantizedArray:
     def __init__(self, values: Any, scale: Any, zero_point: Any,
                  axis: Optional[int] = None) -> None:
         self.values = np.asarray(values)
+        scale = _numbers(scale, "scale")
+        zero_point = _numbers(zero_point, "zero_point")
         if axis is None:
             for name, value in (("scale", scale), ("zero_point", zero_point)):
                 if np.size(value) != 1:
                     raise InvalidArgument(
                         f"{name} = {value!r}: holds {np.size(value)} values; "
                         "per-channel quantization needs axis")
-            scale = float(np.asarray(scale).reshape(()))
-            zero_point = int(np.asarray(zero_point).reshape(()))
+            scale = _scalar(scale, "scale", float)
+            zero_point = _scalar(zero_point, "zero_point", int)
         else:
-            scale = np.asarray(scale, dtype=np.float64).reshape(-1)
+            scale = np.asarray(scale).reshape(-1)
             zero_point = np.asarray(zero_point).reshape(-1)
         self.scale = scale
         self.zero_point = zero_point
@@ -135,11 +166,13 @@ def pack(values, scale, zero_point, like):
     return QuantizedArray(values, scale, zero_point)
 
 
-def dtype_name(dtype):
+def dtype_name(dtype, field="dtype"):
     """A dtype given as a string, a torch dtype (torch.quint8) or a NumPy dtype, as a name."""
     if isinstance(dtype, str):
         return dtype
-    text = str(dtype)
-    if text.startswith("torch."):
-        return text[len("torch."):]
-    return np.dtype(dtype).name
+    if type(dtype).__module__ == "torch" and str(dtype).startswith("torch."):
+        return str(dtype)[len("torch."):]
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        return np.dtype(dtype).name
+    raise TypeError(f"{field} must be a dtype name (str), a torch dtype or a NumPy dtype, "
+                    f"got {type(dtype).__name__} {dtype!r}")

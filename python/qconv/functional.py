@@ -54,7 +54,9 @@ def _defaults(input: Any, engine: Optional[str], threads: Optional[int]) -> Tupl
         engine = torch_engine if torch_engine in _ENGINES else "fbgemm"
     if threads is None:
         threads = torch.get_num_threads() if torch is not None else 1
-    return str(engine), int(threads)
+    # Given values go on as they are: the module checks each by name (a TypeError or an
+    # InvalidArgument naming `engine` or `threads`), where str() or int() would hide a wrong type.
+    return engine, threads
 
 
 def conv2d(input: Any, weight: Any, bias: Any, stride: IntOrPair = 1, padding: IntOrPair = 0,
@@ -116,7 +118,7 @@ def conv2d(input: Any, weight: Any, bias: Any, stride: IntOrPair = 1, padding: I
     w, sw, zw, w_axis = unpack(weight, "weight")
     values, out_scale, out_zero_point = _conv2d(
         x, sx, zx, x_axis, w, sw, zw, w_axis, float_array(bias), stride, padding, dilation, groups,
-        padding_mode, scale, zero_point, dtype_name(dtype), engine, relu, threads)
+        scale, zero_point, dtype_name(dtype), engine, relu, threads, padding_mode)
     return pack(values, out_scale, out_zero_point, input)
 
 
@@ -160,6 +162,6 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: IntOrPai
     x, sx, zx, x_axis = unpack(input, "input")
     w, sw, zw, w_axis = unpack(weight, "weight")
     values, out_scale, out_zero_point = _conv_transpose2d(
-        x, sx, zx, x_axis, w, sw, zw, w_axis, float_array(bias), stride, padding, output_padding,
-        groups, dilation, scale, zero_point, dtype_name(dtype), engine, relu, threads)
+        x, sx, zx, x_axis, w, sw, zw, w_axis, float_array(bias), stride, padding, dilation, groups,
+        scale, zero_point, dtype_name(dtype), engine, relu, threads, output_padding)
     return pack(values, out_scale, out_zero_point, input)

@@ -88,7 +88,7 @@ def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_
     """
     return _qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
                          y_zero_point, B, auto_pad, dilations, group, kernel_shape, pads, strides,
-                         _y_dtype(y_zero_point), threads, semantics)
+                         threads, _y_dtype(y_zero_point), semantics)
 
 
 def conv_integer(x, w, x_zero_point=None, w_zero_point=None, auto_pad="NOTSET", dilations=None,
@@ -150,5 +150,5 @@ def conv_transpose_integer(x, w, x_zero_point=None, w_zero_point=None, auto_pad=
         As :func:`qlinear_conv`.
     """
     return _conv_transpose_integer(x, w, x_zero_point, w_zero_point, auto_pad, dilations, group,
-                                   kernel_shape, output_padding, output_shape, pads, strides,
-                                   threads)
+                                   kernel_shape, pads, strides, threads, output_padding,
+                                   output_shape)

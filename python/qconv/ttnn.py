@@ -19,7 +19,8 @@ unchanged; qconv runs on the host CPU and ignores them.
 import numpy as np
 
 from . import _qconv
-from ._qconv import ComputeConfig, Conv2dConfig, PreparedBias, PreparedWeights
+from ._qconv import (ComputeConfig, Conv2dConfig, InvalidArgument, PreparedBias,
+                     PreparedMismatch, PreparedWeights)
 from ._tensors import QuantizedArray, float_array, is_torch_tensor, unpack
 
 __all__ = [
@@ -67,13 +68,42 @@ refuses to read or write raises OSError."""
 PreparedBias.__doc__ = """A bias checked against the convolution it was prepared for."""
 
 
-def _weights(weight_tensor):
+# The axis of each weights_format that holds the output channels (HWOI's output channels are
+# C * multiplier over its axes 2 and 3: one axis holds them only when the multiplier is 1).
+_OUTPUT_AXIS = {"OIHW": 0, "OHWI": 0, "HWIO": 3, "HWOI": 2}
+
+
+def _weights(weight_tensor, weights_format):
     """(values, scale, zero_point) of raw weights: a QuantizedArray, a PyTorch quantized tensor
-    or a plain integer array (scale 1, zero point 0). Per-channel values are per output channel."""
+    or a plain integer array (scale 1, zero point 0). Per-channel values must lie along the
+    weights' output-channel axis: the face takes one scale per output channel, so weights
+    quantized along another axis are refused (they cannot be folded into the output)."""
     if isinstance(weight_tensor, QuantizedArray) or is_torch_tensor(weight_tensor):
-        values, scale, zero_point, _ = unpack(weight_tensor, "weight_tensor")
+        values, scale, zero_point, axis = unpack(weight_tensor, "weight_tensor")
+        per_channel = (weight_tensor.axis is not None if isinstance(weight_tensor, QuantizedArray)
+                       else np.size(scale) > 1 or np.ndim(scale) > 0)
+        if per_channel:
+            _require_output_axis(values, axis, weights_format)
         return values, scale, zero_point
     return np.asarray(weight_tensor), 1.0, 0
+
+
+def _require_output_axis(values, axis, weights_format):
+    output_axis = _OUTPUT_AXIS.get(weights_format) if isinstance(weights_format, str) else None
+    if output_axis is None:
+        return  # an unknown weights_format is refused by name when the weights are used
+    ndim = np.ndim(values)
+    if isinstance(axis, (int, np.integer)) and -ndim <= axis < 0:
+        axis += ndim
+    if weights_format == "HWOI" and ndim == 4 and np.shape(values)[3] != 1:
+        raise InvalidArgument(
+            f"weight_tensor.axis = {axis!r}: HWOI weights with a channel multiplier above 1 have "
+            "no single output-channel axis; give one scale per output channel with the weights "
+            "in OIHW")
+    if axis != output_axis:
+        raise InvalidArgument(
+            f"weight_tensor.axis = {axis!r}: per-channel weights in {weights_format} must be "
+            f"quantized along the output-channel axis {output_axis}")
 
 
 def prepare_conv_weights(weight_tensor, input_layout, weights_format, in_channels, out_channels,
@@ -109,7 +139,7 @@ def prepare_conv_weights(weight_tensor, input_layout, weights_format, in_channel
     OverflowRisk
         The accumulator could leave int32 for these weights and zero points.
     """
-    values, scale, zero_point = _weights(weight_tensor)
+    values, scale, zero_point = _weights(weight_tensor, weights_format)
     return _qconv.ttnn_prepare_conv_weights(
         values, scale, zero_point, input_layout, weights_format, in_channels, out_channels,
         batch_size, input_height, input_width, kernel_size, stride, padding, dilation, has_bias,
@@ -149,7 +179,7 @@ def prepare_conv_bias(bias_tensor, input_layout, in_channels, out_channels, batc
 def conv2d(input_tensor, weight_tensor, in_channels, out_channels, batch_size, input_height,
            input_width, kernel_size, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
            bias_tensor=None, conv_config=None, compute_config=None, return_output_dim=False,
-           return_weights_and_bias=False, *, weights_format="OIHW", input_layout="NHWC",
+           return_weights_and_bias=False, *, weights_format=None, input_layout=None,
            device=None, memory_config=None):
     """Quantized 2-D convolution, as ``ttnn.conv2d``.
 
@@ -169,8 +199,10 @@ def conv2d(input_tensor, weight_tensor, in_channels, out_channels, batch_size, i
         Also return ``[out_height, out_width]``.
     return_weights_and_bias : bool
         Also return ``[PreparedWeights, PreparedBias or None]`` for reuse.
-    weights_format, input_layout : str
-        Raw weights only (qconv's keywords): the weights' and the activations' layouts.
+    weights_format, input_layout : str or None
+        qconv's keywords: the weights' layout (default "OIHW") and the activations' layout
+        (default "NHWC"). With PreparedWeights they default to what the weights were prepared
+        for, and a value that contradicts the preparation raises PreparedMismatch.
 
     Returns
     -------
@@ -186,6 +218,13 @@ def conv2d(input_tensor, weight_tensor, in_channels, out_channels, batch_size, i
         As :func:`prepare_conv_weights`, and an input of the wrong shape or dtype.
     """
     if isinstance(weight_tensor, PreparedWeights):
+        if weights_format is not None and not isinstance(weights_format, str):
+            raise TypeError(f"weights_format must be a str or None, got "
+                            f"{type(weights_format).__name__}")
+        if weights_format is not None and weights_format != weight_tensor.weights_format:
+            raise PreparedMismatch(
+                f"weights_format: prepared for {weight_tensor.weights_format}, given "
+                f"{weights_format!r}; prepare the weights again for this problem")
         if bias_tensor is not None and not isinstance(bias_tensor, PreparedBias):
             bias_tensor = prepare_conv_bias(
                 bias_tensor, weight_tensor.input_layout, in_channels, out_channels, batch_size,
@@ -194,11 +233,13 @@ def conv2d(input_tensor, weight_tensor, in_channels, out_channels, batch_size, i
         return _qconv.ttnn_conv2d_prepared(
             input_tensor, weight_tensor, in_channels, out_channels, batch_size, input_height,
             input_width, kernel_size, stride, padding, dilation, groups, bias_tensor, conv_config,
-            compute_config, return_output_dim, return_weights_and_bias)
+            compute_config, return_output_dim, return_weights_and_bias, input_layout)
     if isinstance(bias_tensor, PreparedBias):
         raise TypeError("bias_tensor: a PreparedBias goes with PreparedWeights; pass the raw bias "
                         "with raw weights")
-    values, scale, zero_point = _weights(weight_tensor)
+    weights_format = "OIHW" if weights_format is None else weights_format
+    input_layout = "NHWC" if input_layout is None else input_layout
+    values, scale, zero_point = _weights(weight_tensor, weights_format)
     return _qconv.ttnn_conv2d(
         input_tensor, input_layout, values, scale, zero_point, weights_format, in_channels,
         out_channels, batch_size, input_height, input_width, kernel_size, stride, padding,

@@ -5,6 +5,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include "qconv/faces/ttnn.hpp"
+
 namespace qconv::python {
 
 void bind_errors(pybind11::module_& m);
@@ -13,5 +15,7 @@ void bind_qnn(pybind11::module_& m);
 void bind_functional(pybind11::module_& m);
 void bind_ttnn(pybind11::module_& m);
 void bind_onnx(pybind11::module_& m);
+// PreparedWeights.save / load / to_bytes / from_bytes (python/src/serialization.cpp).
+void bind_serialization(pybind11::class_<ttnn::PreparedWeights>& weights);
 
 }  // namespace qconv::python

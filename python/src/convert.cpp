@@ -172,7 +172,8 @@ std::vector<std::int32_t> int32s(py::handle value, std::string_view field) {
   py::array array = as_array(value, field);
   const char kind = array.dtype().kind();
   if (kind != 'i' && kind != 'u') {
-    throw InvalidArgument(std::string(field) + " = " + repr_of(value) + ": must be an integer");
+    throw InvalidArgument(std::string(field) + " = " + repr_of(value) +
+                          ": must be an integer in [-2^31, 2^31 - 1]");
   }
   if (array.ndim() > 1 || array.size() == 0) {
     throw InvalidArgument(std::string(field) + " = " + repr_of(value) +
@@ -193,23 +194,163 @@ std::int32_t int32(py::handle value, std::string_view field) {
   return values[0];
 }
 
+namespace {
+
+[[noreturn]] void wrong_type(std::string_view field, std::string_view wanted, py::handle value) {
+  throw py::type_error(std::string(field) + " must be " + std::string(wanted) + ", got " +
+                       std::string(py::str(py::type::handle_of(value).attr("__name__"))) + " " +
+                       repr_of(value));
+}
+
+bool is_text_or_bytes(py::handle value) {
+  return PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()) ||
+         PyByteArray_Check(value.ptr());
+}
+
+// An int-like value as a Python int (new reference), or a TypeError naming `field`. A NumPy array
+// of rank >= 1 has __index__ only to raise: it is not an int here.
+py::int_ index_of(py::handle item, std::string_view field, std::string_view wanted,
+                  py::handle whole) {
+  const bool array_of_rank =
+      py::isinstance<py::array>(item) && py::reinterpret_borrow<py::array>(item).ndim() > 0;
+  // NumPy's bool is an index only by deprecation: it is no int here.
+  const bool numpy_bool = py::isinstance(item, numpy().attr("bool_"));
+  if (array_of_rank || numpy_bool || !PyIndex_Check(item.ptr())) wrong_type(field, wanted, whole);
+  PyObject* index = PyNumber_Index(item.ptr());
+  if (index == nullptr) {
+    // __index__ raised: keep its message, name the argument.
+    const py::error_already_set raised;
+    throw py::type_error(std::string(field) + " must be " + std::string(wanted) + ": " +
+                         repr_of(item) + ".__index__() raised " + raised.what());
+  }
+  return py::reinterpret_steal<py::int_>(index);
+}
+
+std::string range_text(std::int64_t lo, std::int64_t hi) {
+  auto bound = [](std::int64_t v) {
+    if (v == std::numeric_limits<std::int64_t>::max()) return std::string("2^63 - 1");
+    if (v == std::numeric_limits<std::int64_t>::min()) return std::string("-2^63");
+    if (v == std::numeric_limits<std::int32_t>::max()) return std::string("2^31 - 1");
+    if (v == std::numeric_limits<std::int32_t>::min()) return std::string("-2^31");
+    return std::to_string(v);
+  };
+  return "must be between " + bound(lo) + " and " + bound(hi);
+}
+
+std::int64_t in_range(const py::int_& value, std::string_view field, std::int64_t lo,
+                      std::int64_t hi, std::string_view shown) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0 || v < lo || v > hi) {
+    throw InvalidArgument(std::string(field) + " = " + std::string(shown) + ": " +
+                          range_text(lo, hi));
+  }
+  return v;
+}
+
+}  // namespace
+
 std::vector<std::int64_t> int64s(py::handle value, std::string_view field) {
   if (value.is_none()) return {};
-  auto index = [&](py::handle item) {
-    if (!PyIndex_Check(item.ptr())) {
-      throw py::type_error(std::string(field) + " must be an int or a sequence of ints, got " +
-                           repr_of(value));
-    }
-    return py::reinterpret_steal<py::int_>(PyNumber_Index(item.ptr())).cast<std::int64_t>();
-  };
-  if (PyIndex_Check(value.ptr())) return {index(value)};
-  if (!PySequence_Check(value.ptr()) || py::isinstance<py::str>(value)) {
-    throw py::type_error(std::string(field) + " must be an int or a sequence of ints, got " +
-                         repr_of(value));
+  constexpr std::string_view wanted = "an int or a sequence of ints";
+  constexpr auto lo = std::numeric_limits<std::int64_t>::min();
+  constexpr auto hi = std::numeric_limits<std::int64_t>::max();
+  const bool zero_d =
+      py::isinstance<py::array>(value) && py::reinterpret_borrow<py::array>(value).ndim() == 0;
+  if (zero_d || (PyIndex_Check(value.ptr()) && !py::isinstance<py::array>(value))) {
+    return {in_range(index_of(value, field, wanted, value), field, lo, hi, repr_of(value))};
+  }
+  if (!PySequence_Check(value.ptr()) || is_text_or_bytes(value)) wrong_type(field, wanted, value);
+  if (py::isinstance<py::array>(value) && py::reinterpret_borrow<py::array>(value).ndim() != 1) {
+    wrong_type(field, wanted, value);
   }
   std::vector<std::int64_t> out;
-  for (py::handle item : py::reinterpret_borrow<py::sequence>(value)) out.push_back(index(item));
+  const auto sequence = py::reinterpret_borrow<py::sequence>(value);
+  const py::ssize_t size = PySequence_Size(value.ptr());
+  if (size < 0) throw py::error_already_set();
+  for (py::ssize_t i = 0; i < size; ++i) {
+    const py::object item = sequence[static_cast<std::size_t>(i)];
+    out.push_back(in_range(index_of(item, field, wanted, value), field, lo, hi, repr_of(value)));
+  }
   return out;
+}
+
+std::int64_t integer(py::handle value, std::string_view field, std::int64_t lo, std::int64_t hi) {
+  return in_range(index_of(value, field, "an int", value), field, lo, hi, repr_of(value));
+}
+
+int int_arg(py::handle value, std::string_view field) {
+  return static_cast<int>(
+      integer(value, field, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+}
+
+std::optional<std::int32_t> optional_int32(py::handle value, std::string_view field) {
+  if (value.is_none()) return std::nullopt;
+  return static_cast<std::int32_t>(integer(value, field, std::numeric_limits<std::int32_t>::min(),
+                                           std::numeric_limits<std::int32_t>::max()));
+}
+
+std::vector<std::int32_t> int32_list(py::handle value, std::string_view field) {
+  if (value.is_none()) return {};
+  const bool is_array = py::isinstance<py::array>(value);
+  const auto rank = is_array ? py::reinterpret_borrow<py::array>(value).ndim() : 1;
+  if ((PyIndex_Check(value.ptr()) && !is_array) || (is_array && rank == 0)) {
+    return {*optional_int32(value, field)};
+  }
+  if (!PySequence_Check(value.ptr()) || is_text_or_bytes(value) || rank != 1) {
+    wrong_type(field, "a sequence of ints", value);
+  }
+  std::vector<std::int32_t> out;
+  const auto sequence = py::reinterpret_borrow<py::sequence>(value);
+  const py::ssize_t size = PySequence_Size(value.ptr());
+  if (size < 0) throw py::error_already_set();
+  for (py::ssize_t i = 0; i < size; ++i) {
+    const py::object item = sequence[static_cast<std::size_t>(i)];
+    out.push_back(static_cast<std::int32_t>(
+        in_range(index_of(item, field, "a sequence of ints", value), field,
+                 std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max(),
+                 repr_of(value))));
+  }
+  return out;
+}
+
+bool boolean(py::handle value, std::string_view field) {
+  if (PyBool_Check(value.ptr())) return value.ptr() == Py_True;
+  if (py::isinstance(value, numpy().attr("bool_"))) return PyObject_IsTrue(value.ptr()) == 1;
+  wrong_type(field, "True or False", value);
+}
+
+std::string text(py::handle value, std::string_view field) {
+  if (!PyUnicode_Check(value.ptr())) wrong_type(field, "a str", value);
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(value.ptr(), &size);
+  if (data == nullptr) {
+    PyErr_Clear();
+    throw InvalidArgument(std::string(field) + " = " + repr_of(value) +
+                          ": must be text that UTF-8 can encode");
+  }
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
+std::filesystem::path path_arg(py::handle value, std::string_view field) {
+  PyObject* bytes = nullptr;
+  if (!PyUnicode_Check(value.ptr()) && !PyBytes_Check(value.ptr()) &&
+      !PyObject_HasAttrString(value.ptr(), "__fspath__")) {
+    wrong_type(field, "a path (str, bytes or os.PathLike)", value);
+  }
+  if (PyUnicode_FSConverter(value.ptr(), &bytes) == 0) {
+    const py::error_already_set raised;
+    throw py::type_error(std::string(field) + " must be a path: " + raised.what());
+  }
+  const py::bytes owned = py::reinterpret_steal<py::bytes>(bytes);
+  return std::filesystem::path(std::string(owned));
+}
+
+py::str to_str(std::string_view text) {
+  PyObject* s = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace");
+  if (s == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(s);
 }
 
 std::array<std::int64_t, 2> pair(py::handle value, std::string_view field) {

@@ -11,7 +11,9 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -69,9 +71,34 @@ double number(py::handle value, std::string_view field);
 std::vector<std::int32_t> int32s(py::handle value, std::string_view field);
 std::int32_t int32(py::handle value, std::string_view field);
 
-// An int or a sequence of ints (strides, padding, dilation); `None` gives an empty list.
+// An int or a sequence of ints (strides, padding, dilation); `None` gives an empty list. A NumPy
+// integer array of rank 0 or 1 is taken too; str, bytes and bytearray are refused (TypeError).
 std::vector<std::int64_t> int64s(py::handle value, std::string_view field);
 // (h, w) from one int (both) or two (kernel_size, stride and dilation where a face takes a pair).
 std::array<std::int64_t, 2> pair(py::handle value, std::string_view field);
+
+// ---- the bindings' scalar arguments: each names its argument in every error ----
+// A wrong Python type is a TypeError naming the argument; a value out of the C++ type's range is
+// InvalidArgument (qconv.InvalidArgument) naming the argument, the value and the range.
+
+// A Python int (or anything with __index__: numpy integers, bool) in [lo, hi].
+std::int64_t integer(py::handle value, std::string_view field,
+                     std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
+                     std::int64_t hi = std::numeric_limits<std::int64_t>::max());
+// `integer` in the range of int (thread counts).
+int int_arg(py::handle value, std::string_view field);
+// None, or `integer` in the range of int32.
+std::optional<std::int32_t> optional_int32(py::handle value, std::string_view field);
+// A list of int32 values; an empty sequence gives an empty list.
+std::vector<std::int32_t> int32_list(py::handle value, std::string_view field);
+// True or False (or a NumPy bool).
+bool boolean(py::handle value, std::string_view field);
+// A str, as UTF-8.
+std::string text(py::handle value, std::string_view field);
+// A file-system path: str, bytes or os.PathLike (non-UTF-8 names are kept as their bytes).
+std::filesystem::path path_arg(py::handle value, std::string_view field);
+
+// A C++ string as a Python str: bytes that are not UTF-8 are replaced (U+FFFD), never an error.
+py::str to_str(std::string_view text);
 
 }  // namespace qconv::python

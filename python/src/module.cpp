@@ -2,6 +2,7 @@
 // The extension module qconv._qconv: the C++ faces, bound one to one. Every function converts its
 // arguments while holding the GIL and releases it for the computation.
 #include "bindings.hpp"
+#include "without_gil.hpp"
 
 PYBIND11_MODULE(_qconv, m) {
   m.doc() = "qconv's C++ faces, bound one to one; use the qconv package's modules instead.";
@@ -11,4 +12,5 @@ PYBIND11_MODULE(_qconv, m) {
   qconv::python::bind_functional(m);
   qconv::python::bind_ttnn(m);
   qconv::python::bind_onnx(m);
+  qconv::python::register_exit_hook(m);
 }

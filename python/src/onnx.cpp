@@ -12,16 +12,16 @@
 namespace qconv::python {
 namespace {
 
-void set_attributes(onnx::ConvAttributes& a, std::string auto_pad, py::handle dilations,
-                    std::int64_t group, py::handle kernel_shape, py::handle pads,
-                    py::handle strides, int threads) {
-  a.auto_pad = std::move(auto_pad);
+void set_attributes(onnx::ConvAttributes& a, py::handle auto_pad, py::handle dilations,
+                    py::handle group, py::handle kernel_shape, py::handle pads, py::handle strides,
+                    py::handle threads) {
+  a.auto_pad = text(auto_pad, "auto_pad");
   a.dilations = int64s(dilations, "dilations");
-  a.group = group;
+  a.group = integer(group, "group");
   a.kernel_shape = int64s(kernel_shape, "kernel_shape");
   a.pads = int64s(pads, "pads");
   a.strides = int64s(strides, "strides");
-  a.threads = threads;
+  a.threads = int_arg(threads, "threads");
 }
 
 std::int32_t zero_point_or_0(py::handle zero_point, std::string_view field) {
@@ -32,18 +32,36 @@ std::vector<std::int32_t> zero_points_or_0(py::handle zero_point, std::string_vi
   return zero_point.is_none() ? std::vector<std::int32_t>{0} : int32s(zero_point, field);
 }
 
-// The operands of ConvInteger and the integer ConvTranspose: absent zero points are 0.
-struct IntegerOperands {
-  ArrayView x, w;
-  std::int32_t x_zero_point;
-  std::vector<std::int32_t> w_zero_point;
-};
+// The attributes every operator takes, in the order the Python package passes them.
+#define QCONV_ONNX_ATTRIBUTES                                                           \
+  py::arg("auto_pad"), py::arg("dilations"), py::arg("group"), py::arg("kernel_shape"), \
+      py::arg("pads"), py::arg("strides"), py::arg("threads")
 
-IntegerOperands integer_operands(py::handle x, py::handle w, Layout w_layout,
-                                 py::handle x_zero_point, py::handle w_zero_point) {
-  return {borrow_quantized(x, "x", Layout::NCHW), borrow_quantized(w, "w", w_layout),
-          zero_point_or_0(x_zero_point, "x_zero_point"),
-          zero_points_or_0(w_zero_point, "w_zero_point")};
+// ConvInteger and the integer ConvTranspose: the same operands (absent zero points are 0) and
+// attributes; `Attributes` adds the transposed operator's own, `run` calls the operator.
+template <class Attributes, class SetOwn, class Run>
+void def_integer_operator(py::module_& m, const char* name, Layout w_layout, SetOwn set_own,
+                          Run run) {
+  m.def(
+      name,
+      [w_layout, set_own, run](py::handle x, py::handle w, py::handle x_zero_point,
+                               py::handle w_zero_point, py::handle auto_pad, py::handle dilations,
+                               py::handle group, py::handle kernel_shape, py::handle pads,
+                               py::handle strides, py::handle threads, py::handle output_padding,
+                               py::handle output_shape) {
+        Attributes attributes;
+        set_attributes(attributes, auto_pad, dilations, group, kernel_shape, pads, strides,
+                       threads);
+        set_own(attributes, output_padding, output_shape);
+        const ArrayView xv = borrow_quantized(x, "x", Layout::NCHW);
+        const ArrayView wv = borrow_quantized(w, "w", w_layout);
+        const std::int32_t zx = zero_point_or_0(x_zero_point, "x_zero_point");
+        const std::vector<std::int32_t> zw = zero_points_or_0(w_zero_point, "w_zero_point");
+        return to_numpy(without_gil([&] { return run(xv.view, wv.view, zx, zw, attributes); }));
+      },
+      py::arg("x"), py::arg("w"), py::arg("x_zero_point"), py::arg("w_zero_point"),
+      QCONV_ONNX_ATTRIBUTES, py::arg("output_padding") = py::none(),
+      py::arg("output_shape") = py::none());
 }
 
 }  // namespace
@@ -53,12 +71,12 @@ void bind_onnx(py::module_& m) {
       "onnx_qlinear_conv",
       [](py::handle x, py::handle x_scale, py::handle x_zero_point, py::handle w,
          py::handle w_scale, py::handle w_zero_point, py::handle y_scale, py::handle y_zero_point,
-         py::handle B, std::string auto_pad, py::handle dilations, std::int64_t group,
-         py::handle kernel_shape, py::handle pads, py::handle strides, std::string y_dtype,
-         int threads, std::string semantics) {
+         py::handle B, py::handle auto_pad, py::handle dilations, py::handle group,
+         py::handle kernel_shape, py::handle pads, py::handle strides, py::handle threads,
+         py::handle y_dtype, py::handle semantics) {
         onnx::ConvAttributes attributes;
-        set_attributes(attributes, std::move(auto_pad), dilations, group, kernel_shape, pads,
-                       strides, threads);
+        set_attributes(attributes, auto_pad, dilations, group, kernel_shape, pads, strides,
+                       threads);
         const ArrayView xv = borrow_quantized(x, "x", Layout::NCHW);
         const ArrayView wv = borrow_quantized(w, "w", Layout::OIHW);
         const double sx = number(x_scale, "x_scale");
@@ -67,57 +85,38 @@ void bind_onnx(py::module_& m) {
         const std::vector<std::int32_t> zw = int32s(w_zero_point, "w_zero_point");
         const double sy = number(y_scale, "y_scale");
         const std::int32_t zy = int32(y_zero_point, "y_zero_point");
-        const DType out = parse_dtype(y_dtype, "y_zero_point.dtype");
+        const DType out = parse_dtype(text(y_dtype, "y_zero_point.dtype"), "y_zero_point.dtype");
+        const std::string scheme = text(semantics, "semantics");
         const std::optional<ArrayView> bias = convert_optional(B, "B", Layout::X, DType::s32);
         return to_numpy(without_gil([&] {
           return onnx::qlinear_conv(xv.view, sx, zx, wv.view, sw, zw, sy, zy,
-                                    span_of<std::int32_t>(bias), attributes, out, semantics);
+                                    span_of<std::int32_t>(bias), attributes, out, scheme);
         }));
       },
       py::arg("x"), py::arg("x_scale"), py::arg("x_zero_point"), py::arg("w"), py::arg("w_scale"),
       py::arg("w_zero_point"), py::arg("y_scale"), py::arg("y_zero_point"), py::arg("B"),
-      py::arg("auto_pad"), py::arg("dilations"), py::arg("group"), py::arg("kernel_shape"),
-      py::arg("pads"), py::arg("strides"), py::arg("y_dtype"), py::arg("threads"),
-      py::arg("semantics"));
+      QCONV_ONNX_ATTRIBUTES, py::arg("y_dtype"), py::arg("semantics"));
 
-  m.def(
-      "onnx_conv_integer",
-      [](py::handle x, py::handle w, py::handle x_zero_point, py::handle w_zero_point,
-         std::string auto_pad, py::handle dilations, std::int64_t group, py::handle kernel_shape,
-         py::handle pads, py::handle strides, int threads) {
-        onnx::ConvAttributes attributes;
-        set_attributes(attributes, std::move(auto_pad), dilations, group, kernel_shape, pads,
-                       strides, threads);
-        const IntegerOperands o = integer_operands(x, w, Layout::OIHW, x_zero_point, w_zero_point);
-        return to_numpy(without_gil([&] {
-          return onnx::conv_integer(o.x.view, o.w.view, o.x_zero_point, o.w_zero_point, attributes);
-        }));
+  def_integer_operator<onnx::ConvAttributes>(
+      m, "onnx_conv_integer", Layout::OIHW,
+      [](onnx::ConvAttributes&, py::handle output_padding, py::handle output_shape) {
+        if (!output_padding.is_none() || !output_shape.is_none()) {
+          throw py::type_error("ConvInteger takes no output_padding or output_shape");
+        }
       },
-      py::arg("x"), py::arg("w"), py::arg("x_zero_point"), py::arg("w_zero_point"),
-      py::arg("auto_pad"), py::arg("dilations"), py::arg("group"), py::arg("kernel_shape"),
-      py::arg("pads"), py::arg("strides"), py::arg("threads"));
-
-  m.def(
-      "onnx_conv_transpose_integer",
-      [](py::handle x, py::handle w, py::handle x_zero_point, py::handle w_zero_point,
-         std::string auto_pad, py::handle dilations, std::int64_t group, py::handle kernel_shape,
-         py::handle output_padding, py::handle output_shape, py::handle pads, py::handle strides,
-         int threads) {
-        onnx::ConvTransposeAttributes attributes;
-        set_attributes(attributes, std::move(auto_pad), dilations, group, kernel_shape, pads,
-                       strides, threads);
-        attributes.output_padding = int64s(output_padding, "output_padding");
-        attributes.output_shape = int64s(output_shape, "output_shape");
-        const IntegerOperands o = integer_operands(x, w, Layout::IOHW, x_zero_point, w_zero_point);
-        return to_numpy(without_gil([&] {
-          return onnx::conv_transpose_integer(o.x.view, o.w.view, o.x_zero_point, o.w_zero_point,
-                                              attributes);
-        }));
+      [](const ConstTensorView& x, const ConstTensorView& w, std::int32_t zx,
+         const std::vector<std::int32_t>& zw,
+         const onnx::ConvAttributes& a) { return onnx::conv_integer(x, w, zx, zw, a); });
+  def_integer_operator<onnx::ConvTransposeAttributes>(
+      m, "onnx_conv_transpose_integer", Layout::IOHW,
+      [](onnx::ConvTransposeAttributes& a, py::handle output_padding, py::handle output_shape) {
+        a.output_padding = int64s(output_padding, "output_padding");
+        a.output_shape = int64s(output_shape, "output_shape");
       },
-      py::arg("x"), py::arg("w"), py::arg("x_zero_point"), py::arg("w_zero_point"),
-      py::arg("auto_pad"), py::arg("dilations"), py::arg("group"), py::arg("kernel_shape"),
-      py::arg("output_padding"), py::arg("output_shape"), py::arg("pads"), py::arg("strides"),
-      py::arg("threads"));
+      [](const ConstTensorView& x, const ConstTensorView& w, std::int32_t zx,
+         const std::vector<std::int32_t>& zw, const onnx::ConvTransposeAttributes& a) {
+        return onnx::conv_transpose_integer(x, w, zx, zw, a);
+      });
 }
 
 }  // namespace qconv::python

@@ -23,6 +23,8 @@ struct ChannelView {
 
 ChannelView channel_view(const py::array& data, std::int64_t axis) {
   const auto rank = static_cast<std::int64_t>(data.ndim());
+  // A scalar has one value and no axis: per-tensor quantization applies to it whatever axis says.
+  if (rank == 0) return {py::make_tuple(1), Layout::X, 0};
   if (rank == 1) return {py::make_tuple(data.shape(0)), Layout::X, axis};
   if (rank == 4) return {data.attr("shape"), Layout::NCHW, axis};
   const std::int64_t a = axis < 0 ? axis + rank : axis;
@@ -41,20 +43,20 @@ ChannelView channel_view(const py::array& data, std::int64_t axis) {
 
 // The attributes qnn.conv2d and qnn.conv2d_transpose share, converted in the same order.
 template <class Attrs>
-Attrs conv_attrs(py::handle strides, py::handle padding, py::handle dilation, std::int64_t groups,
-                 std::string data_layout, std::string kernel_layout, std::string out_layout,
-                 std::string out_dtype, bool allow_wraparound, int threads) {
+Attrs conv_attrs(py::handle strides, py::handle padding, py::handle dilation, py::handle groups,
+                 py::handle data_layout, py::handle kernel_layout, py::handle out_layout,
+                 py::handle out_dtype, py::handle allow_wraparound, py::handle threads) {
   Attrs attrs;
   attrs.strides = int64s(strides, "strides");
   attrs.padding = int64s(padding, "padding");
   attrs.dilation = int64s(dilation, "dilation");
-  attrs.groups = groups;
-  attrs.data_layout = std::move(data_layout);
-  attrs.kernel_layout = std::move(kernel_layout);
-  attrs.out_layout = std::move(out_layout);
-  attrs.out_dtype = std::move(out_dtype);
-  attrs.allow_wraparound = allow_wraparound;
-  attrs.threads = threads;
+  attrs.groups = integer(groups, "groups");
+  attrs.data_layout = text(data_layout, "data_layout");
+  attrs.kernel_layout = text(kernel_layout, "kernel_layout");
+  attrs.out_layout = text(out_layout, "out_layout");
+  attrs.out_dtype = text(out_dtype, "out_dtype");
+  attrs.allow_wraparound = boolean(allow_wraparound, "allow_wraparound");
+  attrs.threads = int_arg(threads, "threads");
   return attrs;
 }
 
@@ -86,20 +88,21 @@ void bind_qnn(py::module_& m) {
       "qnn_conv2d",
       [](py::handle data, py::handle kernel, py::handle input_zero_point,
          py::handle kernel_zero_point, py::handle input_scale, py::handle kernel_scale,
-         py::handle kernel_size, std::int64_t channels, py::handle strides, py::handle padding,
-         py::handle dilation, std::int64_t groups, std::string data_layout,
-         std::string kernel_layout, std::string out_layout, std::string out_dtype,
-         bool allow_wraparound, int threads) {
-        const auto attrs = conv_attrs<qnn::Conv2DAttrs>(
-            strides, padding, dilation, groups, std::move(data_layout), std::move(kernel_layout),
-            std::move(out_layout), std::move(out_dtype), allow_wraparound, threads);
+         py::handle kernel_size, py::handle channels, py::handle strides, py::handle padding,
+         py::handle dilation, py::handle groups, py::handle data_layout, py::handle kernel_layout,
+         py::handle out_layout, py::handle out_dtype, py::handle allow_wraparound,
+         py::handle threads) {
+        const auto attrs = conv_attrs<qnn::Conv2DAttrs>(strides, padding, dilation, groups,
+                                                        data_layout, kernel_layout, out_layout,
+                                                        out_dtype, allow_wraparound, threads);
+        const std::int64_t c = integer(channels, "channels");
         const ConvOperands o =
             conv_operands(data, kernel, "kernel", input_zero_point, kernel_zero_point, input_scale,
                           kernel_scale, attrs.data_layout, attrs.kernel_layout);
         const std::array<std::int64_t, 2> k = pair(kernel_size, "kernel_size");
         return to_numpy(without_gil([&] {
           return qnn::conv2d(o.data.view, o.kernel.view, o.input_zero_point, o.kernel_zero_point,
-                             o.input_scale, o.kernel_scale, k, channels, attrs);
+                             o.input_scale, o.kernel_scale, k, c, attrs);
         }));
       },
       py::arg("data"), py::arg("kernel"), py::arg("input_zero_point"), py::arg("kernel_zero_point"),
@@ -112,14 +115,14 @@ void bind_qnn(py::module_& m) {
       "qnn_conv2d_transpose",
       [](py::handle data, py::handle weight, py::handle input_zero_point,
          py::handle kernel_zero_point, py::handle input_scale, py::handle kernel_scale,
-         py::handle strides, py::handle padding, py::handle dilation, std::int64_t groups,
-         std::optional<std::int64_t> channels, py::handle kernel_size, std::string data_layout,
-         std::string kernel_layout, std::string out_layout, py::handle output_padding,
-         std::string out_dtype, bool allow_wraparound, int threads) {
-        auto attrs = conv_attrs<qnn::Conv2DTransposeAttrs>(
-            strides, padding, dilation, groups, std::move(data_layout), std::move(kernel_layout),
-            std::move(out_layout), std::move(out_dtype), allow_wraparound, threads);
-        attrs.channels = channels.value_or(0);
+         py::handle strides, py::handle padding, py::handle dilation, py::handle groups,
+         py::handle channels, py::handle kernel_size, py::handle data_layout,
+         py::handle kernel_layout, py::handle out_layout, py::handle output_padding,
+         py::handle out_dtype, py::handle allow_wraparound, py::handle threads) {
+        auto attrs = conv_attrs<qnn::Conv2DTransposeAttrs>(strides, padding, dilation, groups,
+                                                           data_layout, kernel_layout, out_layout,
+                                                           out_dtype, allow_wraparound, threads);
+        attrs.channels = channels.is_none() ? 0 : integer(channels, "channels");
         attrs.kernel_size = int64s(kernel_size, "kernel_size");
         attrs.output_padding = int64s(output_padding, "output_padding");
         const ConvOperands o =
@@ -137,29 +140,28 @@ void bind_qnn(py::module_& m) {
       py::arg("output_padding"), py::arg("out_dtype"), py::arg("allow_wraparound"),
       py::arg("threads"));
 
-  m.def(
-      "qnn_requantize", [](py::handle data, py::handle input_scale, py::handle input_zero_point,
-                           py::handle output_scale, py::handle output_zero_point, std::int64_t axis,
-                           std::string rounding, std::string compute_dtype, std::string out_dtype) {
-        qnn::RequantizeAttrs attrs;
-        attrs.rounding = std::move(rounding);
-        attrs.compute_dtype = std::move(compute_dtype);
-        attrs.out_dtype = std::move(out_dtype);
-        py::array array = py::array::ensure(data);
-        if (!array)
-          throw py::type_error("data must be an array, got " + py::repr(data).cast<std::string>());
-        const py::tuple shape = array.attr("shape");
-        const ChannelView channels = channel_view(array, axis);
-        attrs.axis = channels.axis;
-        const ArrayView x =
-            convert(array.attr("reshape")(channels.shape), "data", channels.layout, DType::s32);
-        const qnn::Scales si = doubles(input_scale, "input_scale");
-        const std::int32_t zi = int32(input_zero_point, "input_zero_point");
-        const double so = number(output_scale, "output_scale");
-        const std::int32_t zo = int32(output_zero_point, "output_zero_point");
-        return to_numpy(without_gil([&] { return qnn::requantize(x.view, si, zi, so, zo, attrs); }))
-            .attr("reshape")(shape);
-      });
+  m.def("qnn_requantize", [](py::handle data, py::handle input_scale, py::handle input_zero_point,
+                             py::handle output_scale, py::handle output_zero_point, py::handle axis,
+                             py::handle rounding, py::handle compute_dtype, py::handle out_dtype) {
+    qnn::RequantizeAttrs attrs;
+    attrs.rounding = text(rounding, "rounding");
+    attrs.compute_dtype = text(compute_dtype, "compute_dtype");
+    attrs.out_dtype = text(out_dtype, "out_dtype");
+    py::array array = py::array::ensure(data);
+    if (!array)
+      throw py::type_error("data must be an array, got " + py::repr(data).cast<std::string>());
+    const py::tuple shape = array.attr("shape");
+    const ChannelView channels = channel_view(array, integer(axis, "axis"));
+    attrs.axis = channels.axis;
+    const ArrayView x =
+        convert(array.attr("reshape")(channels.shape), "data", channels.layout, DType::s32);
+    const qnn::Scales si = doubles(input_scale, "input_scale");
+    const std::int32_t zi = int32(input_zero_point, "input_zero_point");
+    const double so = number(output_scale, "output_scale");
+    const std::int32_t zo = int32(output_zero_point, "output_zero_point");
+    return to_numpy(without_gil([&] { return qnn::requantize(x.view, si, zi, so, zo, attrs); }))
+        .attr("reshape")(shape);
+  });
 }
 
 }  // namespace qconv::python

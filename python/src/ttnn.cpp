@@ -4,7 +4,6 @@
 #include "qconv/faces/ttnn.hpp"
 
 #include <pybind11/stl.h>
-#include <pybind11/stl/filesystem.h>
 
 #include <cstring>
 #include <optional>
@@ -12,8 +11,8 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "qconv/error.hpp"
 #include "qconv/scheme.hpp"
-#include "qconv/serialize.hpp"
 #include "without_gil.hpp"
 
 namespace qconv::python {
@@ -24,7 +23,7 @@ using ttnn::Conv2dConfig;
 using ttnn::PreparedBias;
 using ttnn::PreparedWeights;
 
-// The geometry arguments every ttnn function repeats, converted once.
+// The geometry arguments every ttnn function repeats, converted once, in ttnn's names.
 struct Geometry {
   std::int64_t in_channels, out_channels, batch_size, input_height, input_width;
   std::array<std::int64_t, 2> kernel_size, stride, dilation;
@@ -32,26 +31,37 @@ struct Geometry {
   std::int64_t groups;
 };
 
-Geometry geometry(std::int64_t in_channels, std::int64_t out_channels, std::int64_t batch_size,
-                  std::int64_t input_height, std::int64_t input_width, py::handle kernel_size,
-                  py::handle stride, py::handle padding, py::handle dilation, std::int64_t groups) {
-  return {in_channels,
-          out_channels,
-          batch_size,
-          input_height,
-          input_width,
+Geometry geometry(py::handle in_channels, py::handle out_channels, py::handle batch_size,
+                  py::handle input_height, py::handle input_width, py::handle kernel_size,
+                  py::handle stride, py::handle padding, py::handle dilation, py::handle groups) {
+  return {integer(in_channels, "in_channels"),
+          integer(out_channels, "out_channels"),
+          integer(batch_size, "batch_size"),
+          integer(input_height, "input_height"),
+          integer(input_width, "input_width"),
           pair(kernel_size, "kernel_size"),
           pair(stride, "stride"),
           pair(dilation, "dilation"),
           int64s(padding, "padding"),
-          groups};
+          integer(groups, "groups")};
 }
 
-Conv2dConfig conv_config_or_default(const std::optional<Conv2dConfig>& config) {
-  return config.value_or(Conv2dConfig{});
-}
-ComputeConfig compute_config_or_default(const std::optional<ComputeConfig>& config) {
-  return config.value_or(ComputeConfig{});
+// The geometry arguments' names, in the order of Geometry and of every ttnn signature.
+#define QCONV_TTNN_GEOMETRY_ARGS                                                                   \
+  py::arg("in_channels"), py::arg("out_channels"), py::arg("batch_size"), py::arg("input_height"), \
+      py::arg("input_width"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"),       \
+      py::arg("dilation")
+
+// A config argument: None means the defaults; anything else must be the config class.
+template <class Config>
+Config config_or_default(py::handle config, std::string_view field) {
+  if (config.is_none()) return Config{};
+  if (!py::isinstance<Config>(config)) {
+    throw py::type_error(std::string(field) + " must be a qconv." +
+                         std::string(py::str(py::type::of<Config>().attr("__name__"))) +
+                         " or None, got " + std::string(py::repr(config)));
+  }
+  return config.cast<Config>();
 }
 
 // Unprepared weights: the values (kept alive by `array`) with their scale and zero point.
@@ -116,107 +126,126 @@ std::string keyword_repr(py::handle self) {
   return out + ")";
 }
 
+std::pair<double, double> clamp_bounds(py::handle value) {
+  const std::vector<double> bounds = doubles(value, "clamp");
+  if (bounds.size() != 2) {
+    throw InvalidArgument("clamp = " + std::string(py::repr(value)) +
+                          ": holds the two real bounds (lo, hi)");
+  }
+  return {bounds[0], bounds[1]};
+}
+
+// A config field: read as its C++ type, written from any Python value through `convert`, which
+// names the field in every error.
+template <class Class, class Field, class Convert>
+void def_field(py::class_<Class>& cls, const char* name, Field Class::*member, Convert convert) {
+  cls.def_property(
+      name, [member](const Class& c) { return c.*member; },
+      [member, convert, name](Class& c, py::handle value) { c.*member = convert(value, name); });
+}
+
+std::string text_field(py::handle v, const char* name) { return text(v, name); }
+
 void bind_configs(py::module_& m) {
   const Conv2dConfig d{};
-  py::class_<Conv2dConfig>(m, "Conv2dConfig")
-      .def(py::init([](std::string activation, std::pair<double, double> clamp,
-                       std::string input_dtype, std::string output_layout, std::string dtype,
-                       int threads, std::string algorithm,
-                       std::optional<std::int32_t> input_zero_point, bool allow_wraparound) {
-             return Conv2dConfig{
-                 std::move(activation), clamp,   std::move(input_dtype), std::move(output_layout),
-                 std::move(dtype),      threads, std::move(algorithm),   input_zero_point,
-                 allow_wraparound};
-           }),
-           py::kw_only(), py::arg("activation") = d.activation, py::arg("clamp") = d.clamp,
-           py::arg("input_dtype") = d.input_dtype, py::arg("output_layout") = d.output_layout,
-           py::arg("dtype") = d.dtype, py::arg("threads") = d.threads,
-           py::arg("algorithm") = d.algorithm, py::arg("input_zero_point") = d.input_zero_point,
-           py::arg("allow_wraparound") = d.allow_wraparound)
-      .def_readwrite("activation", &Conv2dConfig::activation)
-      .def_readwrite("clamp", &Conv2dConfig::clamp)
-      .def_readwrite("input_dtype", &Conv2dConfig::input_dtype)
-      .def_readwrite("output_layout", &Conv2dConfig::output_layout)
-      .def_readwrite("dtype", &Conv2dConfig::dtype)
-      .def_readwrite("threads", &Conv2dConfig::threads)
-      .def_readwrite("algorithm", &Conv2dConfig::algorithm)
-      .def_readwrite("input_zero_point", &Conv2dConfig::input_zero_point)
-      .def_readwrite("allow_wraparound", &Conv2dConfig::allow_wraparound)
-      .def("__repr__", &keyword_repr);
+  py::class_<Conv2dConfig> conv(m, "Conv2dConfig");
+  conv.def(
+      py::init([](py::handle activation, py::handle clamp, py::handle input_dtype,
+                  py::handle output_layout, py::handle dtype, py::handle threads,
+                  py::handle algorithm, py::handle input_zero_point, py::handle allow_wraparound) {
+        return Conv2dConfig{text(activation, "activation"),
+                            clamp_bounds(clamp),
+                            text(input_dtype, "input_dtype"),
+                            text(output_layout, "output_layout"),
+                            text(dtype, "dtype"),
+                            int_arg(threads, "threads"),
+                            text(algorithm, "algorithm"),
+                            optional_int32(input_zero_point, "input_zero_point"),
+                            boolean(allow_wraparound, "allow_wraparound")};
+      }),
+      py::kw_only(), py::arg("activation") = d.activation,
+      py::arg("clamp") = py::make_tuple(d.clamp.first, d.clamp.second),
+      py::arg("input_dtype") = d.input_dtype, py::arg("output_layout") = d.output_layout,
+      py::arg("dtype") = d.dtype, py::arg("threads") = d.threads,
+      py::arg("algorithm") = d.algorithm, py::arg("input_zero_point") = py::none(),
+      py::arg("allow_wraparound") = d.allow_wraparound);
+  def_field(conv, "activation", &Conv2dConfig::activation, text_field);
+  def_field(conv, "clamp", &Conv2dConfig::clamp,
+            [](py::handle v, const char*) { return clamp_bounds(v); });
+  def_field(conv, "input_dtype", &Conv2dConfig::input_dtype, text_field);
+  def_field(conv, "output_layout", &Conv2dConfig::output_layout, text_field);
+  def_field(conv, "dtype", &Conv2dConfig::dtype, text_field);
+  def_field(conv, "threads", &Conv2dConfig::threads, int_arg);
+  def_field(conv, "algorithm", &Conv2dConfig::algorithm, text_field);
+  def_field(conv, "input_zero_point", &Conv2dConfig::input_zero_point, optional_int32);
+  def_field(conv, "allow_wraparound", &Conv2dConfig::allow_wraparound, boolean);
+  conv.def("__repr__", &keyword_repr);
 
   const ComputeConfig c{};
-  py::class_<ComputeConfig>(m, "ComputeConfig")
-      .def(py::init([](std::string scheme, std::string rounding, double input_scale,
-                       std::int32_t input_zero_point, double output_scale,
-                       std::int32_t output_zero_point, std::vector<std::int32_t> multiplier_q31,
-                       std::vector<std::int32_t> shift) {
-             return ComputeConfig{std::move(scheme),         std::move(rounding), input_scale,
-                                  input_zero_point,          output_scale,        output_zero_point,
-                                  std::move(multiplier_q31), std::move(shift)};
-           }),
-           py::kw_only(), py::arg("scheme") = c.scheme, py::arg("rounding") = c.rounding,
-           py::arg("input_scale") = c.input_scale, py::arg("input_zero_point") = c.input_zero_point,
-           py::arg("output_scale") = c.output_scale,
-           py::arg("output_zero_point") = c.output_zero_point,
-           py::arg("multiplier_q31") = c.multiplier_q31, py::arg("shift") = c.shift)
-      .def_readwrite("scheme", &ComputeConfig::scheme)
-      .def_readwrite("rounding", &ComputeConfig::rounding)
-      .def_readwrite("input_scale", &ComputeConfig::input_scale)
-      .def_readwrite("input_zero_point", &ComputeConfig::input_zero_point)
-      .def_readwrite("output_scale", &ComputeConfig::output_scale)
-      .def_readwrite("output_zero_point", &ComputeConfig::output_zero_point)
-      .def_readwrite("multiplier_q31", &ComputeConfig::multiplier_q31)
-      .def_readwrite("shift", &ComputeConfig::shift)
-      .def("__repr__", &keyword_repr);
+  py::class_<ComputeConfig> compute(m, "ComputeConfig");
+  compute.def(
+      py::init([](py::handle scheme, py::handle rounding, py::handle input_scale,
+                  py::handle input_zero_point, py::handle output_scale,
+                  py::handle output_zero_point, py::handle multiplier_q31, py::handle shift) {
+        return ComputeConfig{text(scheme, "scheme"),
+                             text(rounding, "rounding"),
+                             number(input_scale, "input_scale"),
+                             int32(input_zero_point, "input_zero_point"),
+                             number(output_scale, "output_scale"),
+                             int32(output_zero_point, "output_zero_point"),
+                             int32_list(multiplier_q31, "multiplier_q31"),
+                             int32_list(shift, "shift")};
+      }),
+      py::kw_only(), py::arg("scheme") = c.scheme, py::arg("rounding") = c.rounding,
+      py::arg("input_scale") = c.input_scale, py::arg("input_zero_point") = c.input_zero_point,
+      py::arg("output_scale") = c.output_scale, py::arg("output_zero_point") = c.output_zero_point,
+      py::arg("multiplier_q31") = py::list(), py::arg("shift") = py::list());
+  def_field(compute, "scheme", &ComputeConfig::scheme, text_field);
+  def_field(compute, "rounding", &ComputeConfig::rounding, text_field);
+  def_field(compute, "input_scale", &ComputeConfig::input_scale,
+            [](py::handle v, const char* name) { return number(v, name); });
+  def_field(compute, "input_zero_point", &ComputeConfig::input_zero_point,
+            [](py::handle v, const char* name) { return int32(v, name); });
+  def_field(compute, "output_scale", &ComputeConfig::output_scale,
+            [](py::handle v, const char* name) { return number(v, name); });
+  def_field(compute, "output_zero_point", &ComputeConfig::output_zero_point,
+            [](py::handle v, const char* name) { return int32(v, name); });
+  def_field(compute, "multiplier_q31", &ComputeConfig::multiplier_q31,
+            [](py::handle v, const char* name) { return int32_list(v, name); });
+  def_field(compute, "shift", &ComputeConfig::shift,
+            [](py::handle v, const char* name) { return int32_list(v, name); });
+  compute.def("__repr__", &keyword_repr);
 }
 
 void bind_prepared(py::module_& m) {
-  py::class_<PreparedWeights>(m, "PreparedWeights")
-      .def_property_readonly(
-          "engine", [](const PreparedWeights& w) { return std::string(w.plan().engine()); })
+  py::class_<PreparedWeights> weights(m, "PreparedWeights");
+  weights
+      .def_property_readonly("engine",
+                             [](const PreparedWeights& w) { return to_str(w.plan().engine()); })
       .def_property_readonly(
           "input_layout",
           [](const PreparedWeights& w) {
             return std::string(to_string(w.plan().problem().desc().input_layout));
           })
-      .def("describe", [](const PreparedWeights& w) { return w.plan().describe(); })
-      .def(
-          "save",
-          [](const PreparedWeights& w, const std::filesystem::path& path,
-             bool keep_original_weights) {
-            py::gil_scoped_release release;
-            save(w.plan(), path, SaveOptions{keep_original_weights});
-          },
-          py::arg("path"), py::arg("keep_original_weights") = false)
-      .def(
-          "to_bytes",
-          [](const PreparedWeights& w, bool keep_original_weights) {
-            const std::vector<std::byte> bytes =
-                serialize(w.plan(), SaveOptions{keep_original_weights});
-            return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-          },
-          py::arg("keep_original_weights") = false)
-      .def_static(
-          "load",
-          [](const std::filesystem::path& path) {
-            py::gil_scoped_release release;
-            return PreparedWeights(load(path));
-          },
-          py::arg("path"))
-      .def_static(
-          "from_bytes",
-          [](const py::bytes& data) {
-            const std::string_view view = data;
-            return PreparedWeights(deserialize(
-                std::span(reinterpret_cast<const std::byte*>(view.data()), view.size())));
-          },
-          py::arg("data"))
+      .def_property_readonly(
+          "weights_format",
+          [](const PreparedWeights& w) {
+            return std::string(to_string(w.plan().problem().desc().weight_layout));
+          })
+      .def("describe", [](const PreparedWeights& w) { return to_str(w.plan().describe()); })
       .def("__repr__", [](const PreparedWeights& w) {
-        return "<qconv.PreparedWeights " + w.plan().describe() + ">";
+        return to_str("<qconv.PreparedWeights " + w.plan().describe() + ">");
       });
+  bind_serialization(weights);
   py::class_<PreparedBias>(m, "PreparedBias").def("__repr__", [](const PreparedBias& b) {
-    return "<qconv.PreparedBias for " + b.problem().summary() + ">";
+    return to_str("<qconv.PreparedBias for " + b.problem().summary() + ">");
   });
+}
+
+// The input's layout: the one named, else the one the weights were prepared for.
+Layout input_layout_of(py::handle input_layout, const PreparedWeights& weights) {
+  if (input_layout.is_none()) return weights.plan().problem().desc().input_layout;
+  return parse_layout(text(input_layout, "input_layout"), "input_layout");
 }
 
 }  // namespace
@@ -227,115 +256,119 @@ void bind_ttnn(py::module_& m) {
 
   m.def(
       "ttnn_prepare_conv_weights",
-      [](py::handle values, py::handle scale, py::handle zero_point, std::string input_layout,
-         std::string weights_format, std::int64_t in_channels, std::int64_t out_channels,
-         std::int64_t batch_size, std::int64_t input_height, std::int64_t input_width,
+      [](py::handle values, py::handle scale, py::handle zero_point, py::handle input_layout,
+         py::handle weights_format, py::handle in_channels, py::handle out_channels,
+         py::handle batch_size, py::handle input_height, py::handle input_width,
          py::handle kernel_size, py::handle stride, py::handle padding, py::handle dilation,
-         bool has_bias, std::int64_t groups, std::optional<Conv2dConfig> conv_config,
-         std::optional<ComputeConfig> compute_config) {
+         py::handle has_bias, py::handle groups, py::handle conv_config,
+         py::handle compute_config) {
+        const std::string layout = text(input_layout, "input_layout");
+        const std::string format = text(weights_format, "weights_format");
         const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
                                     input_width, kernel_size, stride, padding, dilation, groups);
-        const WeightsArgument w = quantized_weights(values, scale, zero_point, weights_format);
-        const Conv2dConfig conv = conv_config_or_default(conv_config);
-        const ComputeConfig compute = compute_config_or_default(compute_config);
+        const bool bias = boolean(has_bias, "has_bias");
+        const WeightsArgument w = quantized_weights(values, scale, zero_point, format);
+        const auto conv = config_or_default<Conv2dConfig>(conv_config, "conv_config");
+        const auto compute = config_or_default<ComputeConfig>(compute_config, "compute_config");
         return without_gil([&] {
-          return ttnn::prepare_conv_weights(w.weights, input_layout, weights_format, g.in_channels,
+          return ttnn::prepare_conv_weights(w.weights, layout, format, g.in_channels,
                                             g.out_channels, g.batch_size, g.input_height,
                                             g.input_width, g.kernel_size, g.stride, g.padding,
-                                            g.dilation, has_bias, g.groups, conv, compute);
+                                            g.dilation, bias, g.groups, conv, compute);
         });
       },
       py::arg("values"), py::arg("scale"), py::arg("zero_point"), py::arg("input_layout"),
-      py::arg("weights_format"), py::arg("in_channels"), py::arg("out_channels"),
-      py::arg("batch_size"), py::arg("input_height"), py::arg("input_width"),
-      py::arg("kernel_size"), py::arg("stride"), py::arg("padding"), py::arg("dilation"),
-      py::arg("has_bias"), py::arg("groups"), py::arg("conv_config"), py::arg("compute_config"));
+      py::arg("weights_format"), QCONV_TTNN_GEOMETRY_ARGS, py::arg("has_bias"), py::arg("groups"),
+      py::arg("conv_config"), py::arg("compute_config"));
 
   m.def(
       "ttnn_prepare_conv_bias",
-      [](py::handle bias_tensor, std::string input_layout, std::int64_t in_channels,
-         std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
-         std::int64_t input_width, py::handle kernel_size, py::handle stride, py::handle padding,
-         py::handle dilation, std::int64_t groups, std::optional<Conv2dConfig> conv_config,
-         std::optional<ComputeConfig> compute_config) {
+      [](py::handle bias_tensor, py::handle input_layout, py::handle in_channels,
+         py::handle out_channels, py::handle batch_size, py::handle input_height,
+         py::handle input_width, py::handle kernel_size, py::handle stride, py::handle padding,
+         py::handle dilation, py::handle groups, py::handle conv_config,
+         py::handle compute_config) {
+        const std::string layout = text(input_layout, "input_layout");
         const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
                                     input_width, kernel_size, stride, padding, dilation, groups);
-        const Conv2dConfig conv = conv_config_or_default(conv_config);
-        const ComputeConfig compute = compute_config_or_default(compute_config);
+        const auto conv = config_or_default<Conv2dConfig>(conv_config, "conv_config");
+        const auto compute = config_or_default<ComputeConfig>(compute_config, "compute_config");
         const ArrayView b = bias_array(bias_tensor, compute);
         return without_gil([&] {
-          return ttnn::prepare_conv_bias(b.view, input_layout, g.in_channels, g.out_channels,
+          return ttnn::prepare_conv_bias(b.view, layout, g.in_channels, g.out_channels,
                                          g.batch_size, g.input_height, g.input_width, g.kernel_size,
                                          g.stride, g.padding, g.dilation, g.groups, conv, compute);
         });
       },
-      py::arg("bias_tensor"), py::arg("input_layout"), py::arg("in_channels"),
-      py::arg("out_channels"), py::arg("batch_size"), py::arg("input_height"),
-      py::arg("input_width"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"),
-      py::arg("dilation"), py::arg("groups"), py::arg("conv_config"), py::arg("compute_config"));
+      py::arg("bias_tensor"), py::arg("input_layout"), QCONV_TTNN_GEOMETRY_ARGS, py::arg("groups"),
+      py::arg("conv_config"), py::arg("compute_config"));
 
   m.def(
       "ttnn_conv2d_prepared",
-      [](py::handle input_tensor, const PreparedWeights& weight_tensor, std::int64_t in_channels,
-         std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
-         std::int64_t input_width, py::handle kernel_size, py::handle stride, py::handle padding,
-         py::handle dilation, std::int64_t groups, const PreparedBias* bias_tensor,
-         std::optional<Conv2dConfig> conv_config, std::optional<ComputeConfig> compute_config,
-         bool return_output_dim, bool return_weights_and_bias) {
+      [](py::handle input_tensor, const PreparedWeights& weight_tensor, py::handle in_channels,
+         py::handle out_channels, py::handle batch_size, py::handle input_height,
+         py::handle input_width, py::handle kernel_size, py::handle stride, py::handle padding,
+         py::handle dilation, py::handle groups, const PreparedBias* bias_tensor,
+         py::handle conv_config, py::handle compute_config, py::handle return_output_dim,
+         py::handle return_weights_and_bias, py::handle input_layout) {
         const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
                                     input_width, kernel_size, stride, padding, dilation, groups);
+        // A named input_layout tags the input: one that differs from the preparation's is then
+        // refused by conv2d as the mismatch it is.
         const ArrayView x = borrow_quantized(input_tensor, "input_tensor",
-                                             weight_tensor.plan().problem().desc().input_layout);
-        const Conv2dConfig conv = conv_config_or_default(conv_config);
-        const ComputeConfig compute = compute_config_or_default(compute_config);
+                                             input_layout_of(input_layout, weight_tensor));
+        const auto conv = config_or_default<Conv2dConfig>(conv_config, "conv_config");
+        const auto compute = config_or_default<ComputeConfig>(compute_config, "compute_config");
+        const bool output_dim = boolean(return_output_dim, "return_output_dim");
+        const bool weights_and_bias = boolean(return_weights_and_bias, "return_weights_and_bias");
         ttnn::Conv2dResult result = without_gil([&] {
           return ttnn::conv2d(x.view, weight_tensor, g.in_channels, g.out_channels, g.batch_size,
                               g.input_height, g.input_width, g.kernel_size, g.stride, g.padding,
-                              g.dilation, g.groups, bias_tensor, conv, compute, return_output_dim,
-                              return_weights_and_bias);
+                              g.dilation, g.groups, bias_tensor, conv, compute, output_dim,
+                              weights_and_bias);
         });
-        return conv2d_result(std::move(result), return_output_dim, return_weights_and_bias);
+        return conv2d_result(std::move(result), output_dim, weights_and_bias);
       },
-      py::arg("input_tensor"), py::arg("weight_tensor"), py::arg("in_channels"),
-      py::arg("out_channels"), py::arg("batch_size"), py::arg("input_height"),
-      py::arg("input_width"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"),
-      py::arg("dilation"), py::arg("groups"), py::arg("bias_tensor"), py::arg("conv_config"),
-      py::arg("compute_config"), py::arg("return_output_dim"), py::arg("return_weights_and_bias"));
+      py::arg("input_tensor"), py::arg("weight_tensor"), QCONV_TTNN_GEOMETRY_ARGS,
+      py::arg("groups"), py::arg("bias_tensor"), py::arg("conv_config"), py::arg("compute_config"),
+      py::arg("return_output_dim"), py::arg("return_weights_and_bias"), py::arg("input_layout"));
 
   m.def(
       "ttnn_conv2d",
-      [](py::handle input_tensor, std::string input_layout, py::handle values, py::handle scale,
-         py::handle zero_point, std::string weights_format, std::int64_t in_channels,
-         std::int64_t out_channels, std::int64_t batch_size, std::int64_t input_height,
-         std::int64_t input_width, py::handle kernel_size, py::handle stride, py::handle padding,
-         py::handle dilation, std::int64_t groups, py::handle bias_tensor,
-         std::optional<Conv2dConfig> conv_config, std::optional<ComputeConfig> compute_config,
-         bool return_output_dim, bool return_weights_and_bias) {
+      [](py::handle input_tensor, py::handle input_layout, py::handle values, py::handle scale,
+         py::handle zero_point, py::handle weights_format, py::handle in_channels,
+         py::handle out_channels, py::handle batch_size, py::handle input_height,
+         py::handle input_width, py::handle kernel_size, py::handle stride, py::handle padding,
+         py::handle dilation, py::handle groups, py::handle bias_tensor, py::handle conv_config,
+         py::handle compute_config, py::handle return_output_dim,
+         py::handle return_weights_and_bias) {
+        const std::string format = text(weights_format, "weights_format");
         const Geometry g = geometry(in_channels, out_channels, batch_size, input_height,
                                     input_width, kernel_size, stride, padding, dilation, groups);
-        const ArrayView x = borrow_quantized(input_tensor, "input_tensor",
-                                             parse_layout(input_layout, "input_layout"));
-        const WeightsArgument w = quantized_weights(values, scale, zero_point, weights_format);
-        const Conv2dConfig conv = conv_config_or_default(conv_config);
-        const ComputeConfig compute = compute_config_or_default(compute_config);
+        const ArrayView x =
+            borrow_quantized(input_tensor, "input_tensor",
+                             parse_layout(text(input_layout, "input_layout"), "input_layout"));
+        const WeightsArgument w = quantized_weights(values, scale, zero_point, format);
+        const auto conv = config_or_default<Conv2dConfig>(conv_config, "conv_config");
+        const auto compute = config_or_default<ComputeConfig>(compute_config, "compute_config");
         std::optional<ArrayView> b;
         if (!bias_tensor.is_none()) b = bias_array(bias_tensor, compute);
         const std::optional<ConstTensorView> bias =
             b ? std::optional<ConstTensorView>(b->view) : std::nullopt;
+        const bool output_dim = boolean(return_output_dim, "return_output_dim");
+        const bool weights_and_bias = boolean(return_weights_and_bias, "return_weights_and_bias");
         ttnn::Conv2dResult result = without_gil([&] {
-          return ttnn::conv2d(x.view, w.weights, weights_format, g.in_channels, g.out_channels,
+          return ttnn::conv2d(x.view, w.weights, format, g.in_channels, g.out_channels,
                               g.batch_size, g.input_height, g.input_width, g.kernel_size, g.stride,
-                              g.padding, g.dilation, g.groups, bias, conv, compute,
-                              return_output_dim, return_weights_and_bias);
+                              g.padding, g.dilation, g.groups, bias, conv, compute, output_dim,
+                              weights_and_bias);
         });
-        return conv2d_result(std::move(result), return_output_dim, return_weights_and_bias);
+        return conv2d_result(std::move(result), output_dim, weights_and_bias);
       },
       py::arg("input_tensor"), py::arg("input_layout"), py::arg("values"), py::arg("scale"),
-      py::arg("zero_point"), py::arg("weights_format"), py::arg("in_channels"),
-      py::arg("out_channels"), py::arg("batch_size"), py::arg("input_height"),
-      py::arg("input_width"), py::arg("kernel_size"), py::arg("stride"), py::arg("padding"),
-      py::arg("dilation"), py::arg("groups"), py::arg("bias_tensor"), py::arg("conv_config"),
-      py::arg("compute_config"), py::arg("return_output_dim"), py::arg("return_weights_and_bias"));
+      py::arg("zero_point"), py::arg("weights_format"), QCONV_TTNN_GEOMETRY_ARGS, py::arg("groups"),
+      py::arg("bias_tensor"), py::arg("conv_config"), py::arg("compute_config"),
+      py::arg("return_output_dim"), py::arg("return_weights_and_bias"));
 }
 
 }  // namespace qconv::python

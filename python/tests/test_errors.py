@@ -30,7 +30,7 @@ def test_each_cpp_class_is_translated_to_its_own(name):
 def test_real_errors_carry_the_cpp_message():
     x = np.ones((1, 1, 4, 4), np.uint8)
     k = np.ones((1, 1, 3, 3), np.int8)
-    with pytest.raises(qconv.InvalidArgument, match=r"^stride_h = 0: .*"):
+    with pytest.raises(qconv.InvalidArgument, match=r"^strides\[0\] = 0: .*"):
         qnn.conv2d(x, k, 0, 0, 1.0, 1.0, (3, 3), 1, strides=(0, 1))
     with pytest.raises(qconv.InvalidArgument, match=r"input_scale = nan"):
         qnn.conv2d(x, k, 0, 0, float("nan"), 1.0, (3, 3), 1)

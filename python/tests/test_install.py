@@ -35,17 +35,28 @@ def build():
     return found
 
 
-def test_default_install_dir_is_the_interpreters(build):
+def test_default_install_dir_is_the_interpreters(build, tmp_path):
+    """Configures a scratch build tree without QCONV_PYTHON_INSTALL_DIR, as a user would, and
+    checks the directory CMake derives: the interpreter's platlib, kept relative to the prefix
+    when it lies under it (so that `cmake --install --prefix` relocates it)."""
     if cache_value(build, "Python_EXECUTABLE") != sys.executable:
         pytest.skip("built for another interpreter")
-    install_dir = cache_value(build, "QCONV_PYTHON_INSTALL_DIR")
-    prefix = cache_value(build, "CMAKE_INSTALL_PREFIX")
-    platlib = sysconfig.get_path("platlib")
-    resolved = pathlib.Path(prefix, install_dir) if not os.path.isabs(install_dir) else \
-        pathlib.Path(install_dir)
-    if resolved != pathlib.Path(platlib):
-        pytest.skip(f"QCONV_PYTHON_INSTALL_DIR was set to {install_dir}")
-    assert resolved == pathlib.Path(platlib)
+    source = pathlib.Path(cache_value(build, "qconv_SOURCE_DIR"))
+    scratch = tmp_path / "build"
+    platlib = pathlib.Path(sysconfig.get_path("platlib"))
+    for prefix in (pathlib.Path(sysconfig.get_config_var("prefix") or "/usr"), tmp_path / "p"):
+        shutil.rmtree(scratch, ignore_errors=True)
+        subprocess.run(["cmake", "-S", str(source), "-B", str(scratch), "-G", "Ninja",
+                        "-DQCONV_BUILD_PYTHON=ON", "-DQCONV_BUILD_TESTS=OFF",
+                        "-DQCONV_BUILD_TOOLS=OFF", f"-DPython_EXECUTABLE={sys.executable}",
+                        f"-DCMAKE_INSTALL_PREFIX={prefix}"],
+                       check=True, capture_output=True)
+        install_dir = cache_value(scratch, "QCONV_PYTHON_INSTALL_DIR")
+        if platlib.is_relative_to(prefix):
+            assert install_dir == str(platlib.relative_to(prefix)), (prefix, install_dir)
+            assert pathlib.Path(prefix, install_dir) == platlib
+        else:
+            assert pathlib.Path(install_dir) == platlib, (prefix, install_dir)
 
 
 def test_install_and_import(build, tmp_path):

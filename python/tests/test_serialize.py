@@ -21,7 +21,7 @@ def test_save_load_round_trip(tmp_path, keep):
     assert loaded.engine == prepare().engine
     assert "loaded from prepared weights" in loaded.describe()
     # A loaded plan still refuses another configuration by name.
-    with pytest.raises(qconv.PreparedMismatch, match="stride_h: prepared for 1, given 2"):
+    with pytest.raises(qconv.PreparedMismatch, match=r"stride\[0\]: prepared for 1, given 2"):
         qconv.conv2d(X, loaded, **GEOMETRY, stride=(2, 2), conv_config=INT32_OUT,
                      compute_config=INT32)
 

@@ -92,7 +92,7 @@ def spy_threads(monkeypatch, name):
     real = getattr(functional, name)
 
     def spy(*args):
-        seen.append(args[-1])  # threads is the last argument of both bindings
+        seen.append(args[-2])  # threads comes before each binding's own last argument
         return real(*args)
     monkeypatch.setattr(functional, name, spy)
     return seen

@@ -23,7 +23,7 @@ def test_int32_accumulator_and_ttnn_padding_order():
 
 def test_prepared_weights_refuse_another_configuration():
     weights = prepare()
-    with pytest.raises(qconv.PreparedMismatch, match="stride_h: prepared for 1, given 2"):
+    with pytest.raises(qconv.PreparedMismatch, match=r"stride\[0\]: prepared for 1, given 2"):
         qconv.conv2d(X, weights, **GEOMETRY, stride=(2, 2), conv_config=INT32_OUT,
                      compute_config=INT32)
     other = qconv.ComputeConfig(scheme="int32", input_zero_point=1, output_scale=0.5)

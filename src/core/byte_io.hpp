@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,7 +37,12 @@ class ByteWriter {
   void i32(std::int32_t v) { u32(static_cast<std::uint32_t>(v)); }
   void i64(std::int64_t v) { u64(static_cast<std::uint64_t>(v)); }
   void f64(double v) { u64(std::bit_cast<std::uint64_t>(v)); }
-  void raw(std::span<const std::byte> v) { bytes_.insert(bytes_.end(), v.begin(), v.end()); }
+  void raw(std::span<const std::byte> v) {
+    if (v.empty()) return;
+    const std::size_t at = bytes_.size();
+    bytes_.resize(at + v.size());
+    std::memcpy(bytes_.data() + at, v.data(), v.size());
+  }
   // A u32 length, then the characters.
   void string(std::string_view v) {
     u32(static_cast<std::uint32_t>(v.size()));

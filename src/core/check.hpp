@@ -2,6 +2,7 @@
 // One way to build error messages: "<field> = <value>: <rule>".
 #pragma once
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -9,6 +10,9 @@
 #include "qconv/error.hpp"
 
 namespace qconv::detail {
+
+// The largest size, stride, dilation, padding or output extent a problem may have: 2^31 - 1.
+inline constexpr std::int64_t kMaxSize = 0x7fffffff;
 
 template <class V>
 std::string describe_value(const V& value) {

@@ -10,7 +10,12 @@ namespace qconv::detail {
 
 using CpuFeatures = std::uint64_t;
 
-// Bit values are part of the prepared-weights file format: never renumber them.
+// Bit values are part of the prepared-weights file format: never renumber them. Bits 0-31 hold
+// x86 features, bits 32-63 are reserved for ARM features (NEON dot product, I8MM, SVE, ...), so
+// that neither architecture's additions can collide with the other's.
+inline constexpr CpuFeatures kX86FeatureBits = 0x00000000ffffffffull;
+inline constexpr CpuFeatures kArmFeatureBits = 0xffffffff00000000ull;
+
 enum CpuFeature : CpuFeatures {
   kAvx2 = 1u << 0,
   kAvx512f = 1u << 1,

@@ -11,9 +11,11 @@
 #include <limits>
 #include <sstream>
 
+#include "core/allocation.hpp"
 #include "core/check.hpp"
 #include "core/parallel.hpp"
 #include "core/plan_impl.hpp"
+#include "core/problem_fields.hpp"
 #include "engines/engine.hpp"
 #include "output/output_stage.hpp"
 #include "qconv/error.hpp"
@@ -90,25 +92,6 @@ bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_b
   const auto x = reinterpret_cast<std::uintptr_t>(a);
   const auto y = reinterpret_cast<std::uintptr_t>(b);
   return x < y + b_bytes && y < x + a_bytes;
-}
-
-template <class T>
-void compare_field(std::string_view field, const T& prepared, const T& given,
-                   std::string_view prepared_object) {
-  if (prepared == given) return;
-  throw PreparedMismatch(std::string(field) + ": prepared for " + detail::describe_value(prepared) +
-                         ", given " + detail::describe_value(given) + "; prepare the " +
-                         std::string(prepared_object) + " again for this problem");
-}
-
-template <class T>
-std::string join(const std::vector<T>& values) {
-  std::ostringstream out;
-  out.precision(17);
-  out << '[';
-  for (std::size_t i = 0; i < values.size(); ++i) out << (i ? ", " : "") << values[i];
-  out << ']';
-  return out.str();
 }
 
 void check_bias(const Problem& p, BiasView bias) {
@@ -245,58 +228,15 @@ void Plan::require_compatible(const Problem& call) const {
 
 void detail::require_same_problem(const ProblemDesc& a, const ProblemDesc& b,
                                   std::string_view prepared_object) {
-  const auto compare_field = [prepared_object](std::string_view field, const auto& prepared,
-                                               const auto& given) {
-    qconv::compare_field(field, prepared, given, prepared_object);
-  };
-  compare_field("op", std::string(to_string(a.op)), std::string(to_string(b.op)));
-  compare_field("in_channels", a.in_channels, b.in_channels);
-  compare_field("in_height", a.in_height, b.in_height);
-  compare_field("in_width", a.in_width, b.in_width);
-  compare_field("out_channels", a.out_channels, b.out_channels);
-  compare_field("groups", a.groups, b.groups);
-  compare_field("kernel_h", a.kernel_h, b.kernel_h);
-  compare_field("kernel_w", a.kernel_w, b.kernel_w);
-  compare_field("stride_h", a.stride_h, b.stride_h);
-  compare_field("stride_w", a.stride_w, b.stride_w);
-  compare_field("dilation_h", a.dilation_h, b.dilation_h);
-  compare_field("dilation_w", a.dilation_w, b.dilation_w);
-  compare_field("pad_top", a.pad_top, b.pad_top);
-  compare_field("pad_bottom", a.pad_bottom, b.pad_bottom);
-  compare_field("pad_left", a.pad_left, b.pad_left);
-  compare_field("pad_right", a.pad_right, b.pad_right);
-  compare_field("output_padding_h", a.output_pad_h, b.output_pad_h);
-  compare_field("output_padding_w", a.output_pad_w, b.output_pad_w);
-  compare_field("input_dtype", std::string(to_string(a.input_dtype)),
-                std::string(to_string(b.input_dtype)));
-  compare_field("weight_dtype", std::string(to_string(a.weight_dtype)),
-                std::string(to_string(b.weight_dtype)));
-  compare_field("output_dtype", std::string(to_string(a.output_dtype)),
-                std::string(to_string(b.output_dtype)));
-  compare_field("input_layout", std::string(to_string(a.input_layout)),
-                std::string(to_string(b.input_layout)));
-  compare_field("weight_layout", std::string(to_string(a.weight_layout)),
-                std::string(to_string(b.weight_layout)));
-  compare_field("output_layout", std::string(to_string(a.output_layout)),
-                std::string(to_string(b.output_layout)));
-  compare_field("input_scale", a.input_scale, b.input_scale);
-  compare_field("weight_scale", join(a.weight_scale), join(b.weight_scale));
-  compare_field("weight_zero_point", join(a.weight_zero_point), join(b.weight_zero_point));
-  compare_field("output_scale", a.output_scale, b.output_scale);
-  compare_field("output_zero_point", a.output_zero_point, b.output_zero_point);
-  compare_field("scheme", std::string(to_string(a.scheme.kind)),
-                std::string(to_string(b.scheme.kind)));
-  compare_field("rounding", std::string(to_string(a.scheme.rounding)),
-                std::string(to_string(b.scheme.rounding)));
-  compare_field("scheme.multiplier_q31", join(a.scheme.multiplier_q31),
-                join(b.scheme.multiplier_q31));
-  compare_field("scheme.shift", join(a.scheme.shift), join(b.scheme.shift));
-  compare_field("activation", std::string(to_string(a.activation.kind)),
-                std::string(to_string(b.activation.kind)));
-  compare_field("activation.min", a.activation.min, b.activation.min);
-  compare_field("activation.max", a.activation.max, b.activation.max);
-  compare_field("has_bias", a.has_bias, b.has_bias);
-  compare_field("allow_wraparound", a.allow_wraparound, b.allow_wraparound);
+  detail::for_each_field(
+      [prepared_object](const detail::FieldInfo& field, const auto& prepared, const auto& given) {
+        if (!field.fixed_at_preparation || prepared == given) return;
+        throw PreparedMismatch(std::string(field.name) + ": prepared for " +
+                               detail::field_text(prepared) + ", given " +
+                               detail::field_text(given) + "; prepare the " +
+                               std::string(prepared_object) + " again for this problem");
+      },
+      a, b);
 }
 
 namespace {
@@ -374,7 +314,15 @@ Tensor Plan::execute(const ConstTensorView& input, BiasView bias, const RunOptio
     fail<ShapeMismatch>("input.shape", to_string(input.shape()),
                         "an activation tensor has 4 dimensions");
   }
-  Tensor output(p.desc().output_dtype, p.desc().output_layout, p.output_shape(input.dim(0)));
+  const Shape shape = p.output_shape(input.dim(0));
+  Tensor output = [&] {
+    try {
+      return Tensor(p.desc().output_dtype, p.desc().output_layout, shape);
+    } catch (const std::bad_alloc& e) {
+      throw detail::AllocationFailure(std::string("output: ") + e.what() +
+                                      " (the output of this call; a smaller batch needs less)");
+    }
+  }();
   execute(input, output.view(), bias, options);
   return output;
 }

@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "core/check.hpp"
+#include "core/problem_fields.hpp"
 #include "core/quantization_checks.hpp"
+#include "core/weight_layout.hpp"
 #include "output/output_stage.hpp"
 #include "qconv/error.hpp"
 
@@ -18,7 +20,7 @@ using detail::require;
 using detail::validate_scale;
 using detail::validate_zero_point;
 
-constexpr std::int64_t kMaxSize = std::numeric_limits<std::int32_t>::max();
+using detail::kMaxSize;
 
 void require_size(std::int64_t value, std::string_view field) {
   require(value >= 1 && value <= kMaxSize, field, value, "must be between 1 and 2^31 - 1");
@@ -231,14 +233,9 @@ Shape Problem::weight_shape() const {
     return {d.out_channels, in_channels_per_group(), kh, kw};  // OIHW, stated explicitly
   }
   const std::int64_t o = d.out_channels;
-  const std::int64_t i = in_channels_per_group();
-  switch (d.weight_layout) {
-    case Layout::OIHW: return {o, i, kh, kw};
-    case Layout::OHWI: return {o, kh, kw, i};
-    case Layout::HWIO: return {kh, kw, i, o};
-    case Layout::HWOI: return {kh, kw, d.in_channels, o / d.in_channels};
-    default: return {};
-  }
+  if (d.weight_layout == Layout::HWOI) return {kh, kw, d.in_channels, o / d.in_channels};
+  const auto axes = detail::conv_weight_axes(d.weight_layout);
+  return axes ? detail::weight_shape_of(*axes, o, in_channels_per_group(), kh, kw) : Shape{};
 }
 
 double Problem::weight_scale(std::int64_t o) const {
@@ -252,19 +249,17 @@ std::int32_t Problem::weight_zero_point(std::int64_t o) const {
 }
 
 std::string Problem::summary() const {
-  const auto& d = desc_;
-  std::ostringstream out;
-  out << to_string(d.op) << " N=" << d.batch << " C=" << d.in_channels << "->" << d.out_channels
-      << " " << d.in_height << "x" << d.in_width << "->" << out_height_ << "x" << out_width_ << " k"
-      << d.kernel_h << "x" << d.kernel_w << " s" << d.stride_h << "x" << d.stride_w << " d"
-      << d.dilation_h << "x" << d.dilation_w << " pad(t,b,l,r)=(" << d.pad_top << ","
-      << d.pad_bottom << "," << d.pad_left << "," << d.pad_right << ")";
-  if (transposed()) out << " outpad=(" << d.output_pad_h << "," << d.output_pad_w << ")";
-  out << " g=" << d.groups << " " << to_string(d.input_dtype) << "x" << to_string(d.weight_dtype)
-      << "->" << to_string(d.output_dtype) << " " << to_string(d.input_layout) << "/"
-      << to_string(d.weight_layout) << "/" << to_string(d.output_layout)
-      << " scheme=" << to_string(d.scheme.kind);
-  return out.str();
+  // The geometry, types, layouts and scheme, named as the field table names them (the
+  // quantization is left to the error messages that need it).
+  std::string out(to_string(desc_.op));
+  detail::for_each_field(
+      [&out, transposed = transposed()](const detail::FieldInfo& field, const auto& value) {
+        if (!field.in_summary || field.name == "op") return;
+        if (field.name.starts_with("output_padding") && !transposed) return;
+        out += " " + std::string(field.name) + "=" + detail::field_text(value);
+      },
+      desc_);
+  return out + " output=" + std::to_string(out_height_) + "x" + std::to_string(out_width_);
 }
 
 }  // namespace qconv

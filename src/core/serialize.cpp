@@ -14,11 +14,13 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <type_traits>
 
 #include "core/byte_io.hpp"
 #include "core/check.hpp"
 #include "core/file_io.hpp"
 #include "core/plan_impl.hpp"
+#include "core/problem_fields.hpp"
 #include "core/serialize_internal.hpp"
 #include "engines/engine.hpp"
 #include "qconv/error.hpp"
@@ -48,35 +50,26 @@ void write_vector(ByteWriter& w, const std::vector<T>& values, Write write) {
   for (const T& v : values) write(v);
 }
 
-void write_problem(ByteWriter& w, const ProblemDesc& d) {
-  w.u8(static_cast<std::uint8_t>(d.op));
-  for (std::int64_t v :
-       {d.batch, d.in_channels, d.in_height, d.in_width, d.out_channels, d.groups, d.kernel_h,
-        d.kernel_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top, d.pad_bottom,
-        d.pad_left, d.pad_right, d.output_pad_h, d.output_pad_w}) {
-    w.i64(v);
+// One field's encoding (the file's table in docs/GUARANTEES.md): enums and flags a u8, sizes an
+// i64, zero points an i32, scales and bounds a double, per-channel values a vector.
+struct FieldWriter {
+  ByteWriter& w;
+  void operator()(const FieldInfo&, std::int64_t v) const { w.i64(v); }
+  void operator()(const FieldInfo&, std::int32_t v) const { w.i32(v); }
+  void operator()(const FieldInfo&, double v) const { w.f64(v); }
+  void operator()(const FieldInfo&, bool v) const { w.u8(v ? 1 : 0); }
+  void operator()(const FieldInfo&, const std::vector<double>& v) const {
+    write_vector(w, v, [this](double x) { w.f64(x); });
   }
-  for (DType t : {d.input_dtype, d.weight_dtype, d.output_dtype})
-    w.u8(static_cast<std::uint8_t>(t));
-  for (Layout l : {d.input_layout, d.weight_layout, d.output_layout}) {
-    w.u8(static_cast<std::uint8_t>(l));
+  void operator()(const FieldInfo&, const std::vector<std::int32_t>& v) const {
+    write_vector(w, v, [this](std::int32_t x) { w.i32(x); });
   }
-  w.f64(d.input_scale);
-  w.i32(d.input_zero_point);
-  write_vector(w, d.weight_scale, [&](double v) { w.f64(v); });
-  write_vector(w, d.weight_zero_point, [&](std::int32_t v) { w.i32(v); });
-  w.f64(d.output_scale);
-  w.i32(d.output_zero_point);
-  w.u8(static_cast<std::uint8_t>(d.scheme.kind));
-  w.u8(static_cast<std::uint8_t>(d.scheme.rounding));
-  write_vector(w, d.scheme.multiplier_q31, [&](std::int32_t v) { w.i32(v); });
-  write_vector(w, d.scheme.shift, [&](std::int32_t v) { w.i32(v); });
-  w.u8(static_cast<std::uint8_t>(d.activation.kind));
-  w.f64(d.activation.min);
-  w.f64(d.activation.max);
-  w.u8(d.has_bias ? 1 : 0);
-  w.u8(d.allow_wraparound ? 1 : 0);
-}
+  template <class E>
+  requires std::is_enum_v<E>
+  void operator()(const FieldInfo&, E v) const { w.u8(static_cast<std::uint8_t>(v)); }
+};
+
+void write_problem(ByteWriter& w, const ProblemDesc& d) { for_each_field(FieldWriter{w}, d); }
 
 // ---- reading: fields first, then what they mean ----
 
@@ -108,55 +101,55 @@ std::vector<T> read_vector(ByteReader& r, std::string_view field, std::size_t el
   return values;
 }
 
+// The last value each enum stored as a byte may take in this format.
+template <class E>
+constexpr E last_value();
+template <>
+constexpr OpKind last_value() {
+  return OpKind::conv2d_transpose;
+}
+template <>
+constexpr DType last_value() {
+  return DType::f32;
+}
+template <>
+constexpr Layout last_value() {
+  return Layout::X;
+}
+template <>
+constexpr SchemeKind last_value() {
+  return SchemeKind::onnxruntime;
+}
+template <>
+constexpr Rounding last_value() {
+  return Rounding::tonearest;
+}
+template <>
+constexpr Activation::Kind last_value() {
+  return Activation::Kind::clamp;
+}
+
+struct FieldReader {
+  ByteReader& r;
+  static std::string name(const FieldInfo& f) { return "problem." + std::string(f.name); }
+  void operator()(const FieldInfo& f, std::int64_t& v) const { v = r.i64(name(f)); }
+  void operator()(const FieldInfo& f, std::int32_t& v) const { v = r.i32(name(f)); }
+  void operator()(const FieldInfo& f, double& v) const { v = r.f64(name(f)); }
+  void operator()(const FieldInfo& f, bool& v) const { v = read_bool(r, name(f)); }
+  void operator()(const FieldInfo& f, std::vector<double>& v) const {
+    v = read_vector<double>(r, name(f), 8, [this](const std::string& e) { return r.f64(e); });
+  }
+  void operator()(const FieldInfo& f, std::vector<std::int32_t>& v) const {
+    v = read_vector<std::int32_t>(r, name(f), 4, [this](const std::string& e) { return r.i32(e); });
+  }
+  template <class E>
+  requires std::is_enum_v<E>
+  void operator()(const FieldInfo& f, E& v) const { v = read_enum(r, name(f), last_value<E>()); }
+};
+
 ProblemDesc read_problem(ByteReader& r) {
   ProblemDesc d;
-  d.op = read_enum(r, "problem.op", OpKind::conv2d_transpose);
-  const std::pair<std::int64_t*, const char*> geometry[] = {
-      {&d.batch, "problem.batch"},
-      {&d.in_channels, "problem.in_channels"},
-      {&d.in_height, "problem.in_height"},
-      {&d.in_width, "problem.in_width"},
-      {&d.out_channels, "problem.out_channels"},
-      {&d.groups, "problem.groups"},
-      {&d.kernel_h, "problem.kernel_h"},
-      {&d.kernel_w, "problem.kernel_w"},
-      {&d.stride_h, "problem.stride_h"},
-      {&d.stride_w, "problem.stride_w"},
-      {&d.dilation_h, "problem.dilation_h"},
-      {&d.dilation_w, "problem.dilation_w"},
-      {&d.pad_top, "problem.pad_top"},
-      {&d.pad_bottom, "problem.pad_bottom"},
-      {&d.pad_left, "problem.pad_left"},
-      {&d.pad_right, "problem.pad_right"},
-      {&d.output_pad_h, "problem.output_pad_h"},
-      {&d.output_pad_w, "problem.output_pad_w"},
-  };
-  for (const auto& [field, name] : geometry) *field = r.i64(name);
-  d.input_dtype = read_enum(r, "problem.input_dtype", DType::f32);
-  d.weight_dtype = read_enum(r, "problem.weight_dtype", DType::f32);
-  d.output_dtype = read_enum(r, "problem.output_dtype", DType::f32);
-  d.input_layout = read_enum(r, "problem.input_layout", Layout::X);
-  d.weight_layout = read_enum(r, "problem.weight_layout", Layout::X);
-  d.output_layout = read_enum(r, "problem.output_layout", Layout::X);
-  d.input_scale = r.f64("problem.input_scale");
-  d.input_zero_point = r.i32("problem.input_zero_point");
-  d.weight_scale = read_vector<double>(r, "problem.weight_scale", 8,
-                                       [&](const std::string& f) { return r.f64(f); });
-  d.weight_zero_point = read_vector<std::int32_t>(r, "problem.weight_zero_point", 4,
-                                                  [&](const std::string& f) { return r.i32(f); });
-  d.output_scale = r.f64("problem.output_scale");
-  d.output_zero_point = r.i32("problem.output_zero_point");
-  d.scheme.kind = read_enum(r, "problem.scheme", SchemeKind::onnxruntime);
-  d.scheme.rounding = read_enum(r, "problem.rounding", Rounding::tonearest);
-  d.scheme.multiplier_q31 = read_vector<std::int32_t>(
-      r, "problem.scheme.multiplier_q31", 4, [&](const std::string& f) { return r.i32(f); });
-  d.scheme.shift = read_vector<std::int32_t>(r, "problem.scheme.shift", 4,
-                                             [&](const std::string& f) { return r.i32(f); });
-  d.activation.kind = read_enum(r, "problem.activation", Activation::Kind::clamp);
-  d.activation.min = r.f64("problem.activation.min");
-  d.activation.max = r.f64("problem.activation.max");
-  d.has_bias = read_bool(r, "problem.has_bias");
-  d.allow_wraparound = read_bool(r, "problem.allow_wraparound");
+  for_each_field(FieldReader{r}, d);
   return d;
 }
 
@@ -165,6 +158,7 @@ struct FileFields {
   std::uint32_t format_version = 0;
   std::string library_version;
   std::string engine;
+  std::uint32_t engine_packing_version = 1;  // format 1 did not record it: every packing was 1
   CpuFeatures engine_cpu_features = 0;
   std::uint32_t flags = 0;
   ProblemDesc problem;
@@ -174,10 +168,12 @@ struct FileFields {
   std::uint64_t checksum = 0;
 };
 
-FileFields read_fields(ByteReader& r) {
+FileFields read_fields(ByteReader& r, std::uint32_t format_version) {
   FileFields f;
+  f.format_version = format_version;
   f.library_version = r.string("library_version", kMaxNameLength);
   f.engine = r.string("engine", kMaxNameLength);
+  if (format_version >= 2) f.engine_packing_version = r.u32("engine_packing_version");
   f.engine_cpu_features = r.u64("engine_cpu_features");
   f.flags = r.u32("flags");
   f.problem = read_problem(r);
@@ -188,9 +184,11 @@ FileFields read_fields(ByteReader& r) {
   return f;
 }
 
-// Reads the header up to the size and checks the whole file's length and checksum; on return
-// `r` stands at the first variable field. Returns the format version.
-std::uint32_t check_envelope(ByteReader& r, std::span<const std::byte> bytes) {
+// Reads and checks the magic and the format version and returns the declared size; `r` then stands
+// after the size. `file_size` is the size of the whole file, of which `r` may hold only a prefix:
+// a file with a valid header that holds more bytes than it declares is refused from its header
+// alone, before the rest is read.
+std::uint64_t check_header(ByteReader& r, std::uint64_t file_size, std::uint32_t& version_out) {
   const auto magic = r.take(kFileMagic.size(), "magic");
   if (!std::equal(magic.begin(), magic.end(), as_bytes(kFileMagic).begin())) {
     std::string shown;
@@ -207,6 +205,7 @@ std::uint32_t check_envelope(ByteReader& r, std::span<const std::byte> bytes) {
                       "not a qconv prepared-weights file (those begin with \"QCONVPLN\")");
   }
   const std::uint32_t version = r.u32("format_version");
+  version_out = version;
   if (version > kFormatVersion) {
     fail<FormatError>(
         "format_version", version,
@@ -221,16 +220,24 @@ std::uint32_t check_envelope(ByteReader& r, std::span<const std::byte> bytes) {
   }
   const std::uint64_t declared = r.u64("file_size");
   r.set_declared_size(declared);
-  if (declared < bytes.size()) {
+  if (declared < file_size) {
     fail<FormatError>("file_size", declared,
-                      "the file holds " + std::to_string(bytes.size()) +
-                          " bytes: " + std::to_string(bytes.size() - declared) +
+                      "the file holds " + std::to_string(file_size) +
+                          " bytes: " + std::to_string(file_size - declared) +
                           " bytes follow the checksum (a bad copy, or files joined)");
   }
+  return declared;
+}
+
+// Checks the header, the whole file's length and its checksum; on return `r` stands at the first
+// variable field. Returns the format version.
+std::uint32_t check_envelope(ByteReader& r, std::span<const std::byte> bytes) {
+  std::uint32_t version = 0;
+  const std::uint64_t declared = check_header(r, bytes.size(), version);
   if (declared > bytes.size()) {
     // Name the field the file was cut in: reading the fields runs out of bytes there.
     ByteReader probe = r;
-    (void)read_fields(probe);
+    (void)read_fields(probe, version);
     fail<FormatError>("file_size", declared,
                       "the file is truncated: it holds " + std::to_string(bytes.size()) + " bytes");
   }
@@ -278,6 +285,12 @@ std::string why_packed_unusable(const FileFields& f, CpuFeatures host) {
            ", and this CPU lacks " + to_string_features(missing) + " (it has " +
            to_string_features(host) + ")";
   }
+  if (engine->packing_version() != f.engine_packing_version) {
+    return "engine_packing_version = " + std::to_string(f.engine_packing_version) + ": engine " +
+           f.engine + " in this library packs in version " +
+           std::to_string(engine->packing_version()) +
+           ", so it cannot unpack the file's packed weights";
+  }
   if (engine->required_cpu_features() != f.engine_cpu_features) {
     return "engine_cpu_features = " + to_string_features(f.engine_cpu_features) + ": engine " +
            f.engine + " in this library packs for " +
@@ -298,7 +311,6 @@ void check_weights_fit(const ProblemDesc& d, std::size_t packed_bytes) {
                           " bytes of packed weights can hold: corrupted file");
   }
   // Problem validation names a size outside [1, 2^31 - 1]; within it, the product fits in 124 bits.
-  constexpr std::int64_t kMaxSize = 0x7fffffff;
   for (std::int64_t v : {d.out_channels, d.in_channels, d.groups, d.kernel_h, d.kernel_w}) {
     if (v < 1 || v > kMaxSize) return;
   }
@@ -357,8 +369,7 @@ Plan build_plan(const FileFields& f, CpuFeatures host) {
 Plan deserialize_for(std::span<const std::byte> bytes, CpuFeatures host) {
   ByteReader r(bytes);
   const std::uint32_t version = check_envelope(r, bytes);
-  FileFields f = read_fields(r);
-  f.format_version = version;
+  FileFields f = read_fields(r, version);
   if (r.remaining() != 0) {
     fail<FormatError>("checksum", "(misplaced)",
                       std::to_string(r.remaining()) +
@@ -395,6 +406,7 @@ std::vector<std::byte> serialize(const Plan& plan, const SaveOptions& options) {
   w.u64(0);  // file_size, known at the end
   w.string(QCONV_VERSION);
   w.string(impl.engine->name());
+  w.u32(impl.engine->packing_version());
   w.u64(impl.engine->required_cpu_features());
   w.u32(options.keep_original_weights ? detail::kFlagOriginalWeights : 0);
   detail::write_problem(w, impl.problem.desc());
@@ -413,6 +425,19 @@ void save(const Plan& plan, const std::filesystem::path& path, const SaveOptions
   detail::write_file_atomically(path, serialize(plan, options));
 }
 
-Plan load(const std::filesystem::path& path) { return deserialize(detail::read_file(path)); }
+Plan load(const std::filesystem::path& path) {
+  detail::InputFile file(path);
+  // The header first: a file that is not a loadable prepared-weights file, or that holds more bytes
+  // than it declares, is refused before the rest is read or any memory is sized by it.
+  std::vector<std::byte> bytes;
+  file.read(bytes, detail::kHeaderSize);
+  detail::ByteReader header(bytes);
+  std::uint32_t version = 0;
+  const std::uint64_t declared = detail::check_header(header, file.size(), version);
+  // Never more than the file holds (a shorter file is reported as truncated by deserialize).
+  const std::uint64_t wanted = std::min<std::uint64_t>(declared, file.size());
+  if (wanted > bytes.size()) file.read(bytes, static_cast<std::size_t>(wanted - bytes.size()));
+  return deserialize(bytes);
+}
 
 }  // namespace qconv

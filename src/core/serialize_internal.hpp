@@ -16,8 +16,11 @@ namespace qconv::detail {
 inline constexpr std::string_view kFileMagic = "QCONVPLN";
 // The version this library writes. It reads every version from kOldestFormatVersion up to it.
 // Any change to the layout, to the meaning of a field or to an engine's packed form bumps it.
-inline constexpr std::uint32_t kFormatVersion = 1;
+// Version 2 added engine_packing_version after the engine's name.
+inline constexpr std::uint32_t kFormatVersion = 2;
 inline constexpr std::uint32_t kOldestFormatVersion = 1;
+// The bytes before anything variable: the magic, the format version and the file size.
+inline constexpr std::size_t kHeaderSize = 8 + 4 + 8;
 // Flag bits of the header's `flags` field.
 inline constexpr std::uint32_t kFlagOriginalWeights = 1u << 0;
 

@@ -7,6 +7,7 @@
 #include <new>
 #include <sstream>
 
+#include "core/allocation.hpp"
 #include "core/check.hpp"
 
 namespace qconv {
@@ -71,7 +72,11 @@ Tensor::Tensor(DType dtype, Layout layout, Shape shape)
   bytes_ = static_cast<std::size_t>(element_count(shape_, "tensor.shape")) * element_size(dtype_);
   const std::size_t rounded = (bytes_ + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded);
-  if (p == nullptr) throw std::bad_alloc();
+  if (p == nullptr) {
+    throw detail::AllocationFailure("cannot allocate " + std::to_string(bytes_) +
+                                    " bytes for a tensor of shape " + to_string(shape_) + " (" +
+                                    std::string(to_string(dtype_)) + ")");
+  }
   std::memset(p, 0, rounded);
   storage_.reset(p);
   (void)ConstTensorView(p, bytes_, dtype_, layout_, shape_);  // checks rank against layout

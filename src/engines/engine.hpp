@@ -98,6 +98,11 @@ class Engine {
   // The CPU features the packed form and its kernels need (a file records them; a CPU lacking
   // any of them cannot load the packed form).
   virtual CpuFeatures required_cpu_features() const = 0;
+  // The version of this engine's packed form. A prepared-weights file records it; a file whose
+  // packed form has another version is re-packed from its original weights, or refused. Bump it
+  // whenever packed() changes, so that only this engine's files are affected. Every engine's first
+  // packed form is version 1 (format 1 files, which did not record it, are read as 1).
+  virtual std::uint32_t packing_version() const { return 1; }
 };
 
 const Engine& reference_engine();

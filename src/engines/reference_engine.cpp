@@ -132,6 +132,7 @@ class ReferenceEngine final : public Engine {
         problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"));
   }
   CpuFeatures required_cpu_features() const override { return 0; }  // plain C++
+  std::uint32_t packing_version() const override { return 1; }
 };
 
 }  // namespace

@@ -70,6 +70,18 @@ void set_output_padding(ProblemDesc& desc, std::span<const std::int64_t> values,
   desc.output_pad_w = w;
 }
 
+std::string renamed(std::string_view message, std::span<const FieldName> names) {
+  const FieldName* best = nullptr;
+  for (const FieldName& name : names) {
+    if (!message.starts_with(name.internal) || message.size() == name.internal.size()) continue;
+    const char next = message[name.internal.size()];
+    if (next != ' ' && next != ':' && next != '.' && next != '[') continue;
+    if (best == nullptr || name.internal.size() > best->internal.size()) best = &name;
+  }
+  if (best == nullptr) return std::string(message);
+  return std::string(best->face) + std::string(message.substr(best->internal.size()));
+}
+
 Tensor run_once(const Problem& problem, const ConstTensorView& weights, ConstTensorView input,
                 BiasView bias, int threads) {
   const Plan plan = Plan::prepare(problem, weights);

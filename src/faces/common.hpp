@@ -6,8 +6,10 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
+#include "qconv/error.hpp"
 #include "qconv/plan.hpp"
 #include "qconv/problem.hpp"
 #include "qconv/tensor.hpp"
@@ -41,8 +43,38 @@ void set_dilation(ProblemDesc& desc, std::span<const std::int64_t> values, std::
 void set_output_padding(ProblemDesc& desc, std::span<const std::int64_t> values,
                         std::string_view field);
 
+// A field as Problem and Plan name it, and as a face's caller named the argument it came from.
+struct FieldName {
+  std::string_view internal;
+  std::string_view face;
+};
+
+// Runs `work` (which builds a Problem, prepares or runs a Plan) and rethrows any qconv error with
+// the field it names at its start (`<field> = ...` or `<field>: ...`) replaced by the face's name
+// for it, so that an error names what the caller wrote (batch_size, strides[0]), not qconv's field.
+template <class Work>
+auto in_face_words(std::span<const FieldName> names, Work&& work) -> decltype(work());
+
+// The message with a leading internal field name replaced by its face name.
+std::string renamed(std::string_view message, std::span<const FieldName> names);
+
 // Prepares the weights for `problem` and runs it once on `input`, returning a new output tensor.
 Tensor run_once(const Problem& problem, const ConstTensorView& weights, ConstTensorView input,
                 BiasView bias = {}, int threads = 1);
+
+template <class Work>
+auto in_face_words(std::span<const FieldName> names, Work&& work) -> decltype(work()) {
+  try {
+    return work();
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(renamed(e.what(), names));
+  } catch (const ShapeMismatch& e) {
+    throw ShapeMismatch(renamed(e.what(), names));
+  } catch (const OverflowRisk& e) {
+    throw OverflowRisk(renamed(e.what(), names));
+  } catch (const PreparedMismatch& e) {
+    throw PreparedMismatch(renamed(e.what(), names));
+  }
+}
 
 }  // namespace qconv::detail

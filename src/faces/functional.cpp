@@ -114,76 +114,105 @@ QuantizedTensor run(const Problem& problem, const QTensor& input, const QTensor&
           problem.desc().output_scale, problem.desc().output_zero_point};
 }
 
+// PyTorch's argument names of the fields a ProblemDesc built here holds.
+constexpr detail::FieldName kFieldNames[] = {
+    {"stride_h", "stride[0]"},
+    {"stride_w", "stride[1]"},
+    {"dilation_h", "dilation[0]"},
+    {"dilation_w", "dilation[1]"},
+    {"pad_top", "padding[0]"},
+    {"pad_bottom", "padding[0]"},
+    {"pad_left", "padding[1]"},
+    {"pad_right", "padding[1]"},
+    {"output_padding_h", "output_padding[0]"},
+    {"output_padding_w", "output_padding[1]"},
+    {"input_scale", "input.scale"},
+    {"input_zero_point", "input.zero_point"},
+    {"weight_scale", "weight.scale"},
+    {"weight_zero_point", "weight.zero_point"},
+    {"output_scale", "scale"},
+    {"output_zero_point", "zero_point"},
+    {"output_dtype", "dtype"},
+    {"batch", "input.shape[0]"},
+    {"in_channels", "input.shape[1]"},
+    {"in_height", "input.shape[2]"},
+    {"in_width", "input.shape[3]"},
+};
+
 }  // namespace
 
 QuantizedTensor conv2d(const QTensor& input, const QTensor& weight,
                        std::optional<std::span<const float>> bias, const Conv2dOptions& options) {
-  require(options.padding_mode == "zeros", "padding_mode", options.padding_mode,
-          "quantized convolution supports only padding_mode \"zeros\"");
-  require_activation(input);
-  require_weight_layout(weight, Layout::OIHW);
-  require_channel_axis(weight, 0);
+  return detail::in_face_words(kFieldNames, [&] {
+    require(options.padding_mode == "zeros", "padding_mode", options.padding_mode,
+            "quantized convolution supports only padding_mode \"zeros\"");
+    require_activation(input);
+    require_weight_layout(weight, Layout::OIHW);
+    require_channel_axis(weight, 0);
 
-  ProblemDesc d = quantized_desc(
-      input, weight, bias.has_value(),
-      {options.scale, options.zero_point, options.dtype, options.engine, options.relu});
-  d.op = OpKind::conv2d;
-  d.out_channels = weight.values.dim(0);
-  d.groups = options.groups;
-  d.weight_layout = Layout::OIHW;
-  detail::set_stride(d, options.stride, "stride");
-  detail::set_dilation(d, options.dilation, "dilation");
-  detail::set_padding(d, symmetric_padding(options.padding));
-  const Problem problem(std::move(d));
+    ProblemDesc d = quantized_desc(
+        input, weight, bias.has_value(),
+        {options.scale, options.zero_point, options.dtype, options.engine, options.relu});
+    d.op = OpKind::conv2d;
+    d.out_channels = weight.values.dim(0);
+    d.groups = options.groups;
+    d.weight_layout = Layout::OIHW;
+    detail::set_stride(d, options.stride, "stride");
+    detail::set_dilation(d, options.dilation, "dilation");
+    detail::set_padding(d, symmetric_padding(options.padding));
+    const Problem problem(std::move(d));
 
-  // OIHW holds C_in / groups input channels; the other dimensions defined the problem.
-  require<ShapeMismatch>(
-      weight.values.dim(1) == problem.in_channels_per_group(), "weight.shape[1]",
-      weight.values.dim(1),
-      "must equal in_channels / groups = " + std::to_string(problem.desc().in_channels) + " / " +
-          std::to_string(problem.desc().groups));
-  return run(problem, input, weight, bias, options.threads);
+    // OIHW holds C_in / groups input channels; the other dimensions defined the problem.
+    require<ShapeMismatch>(
+        weight.values.dim(1) == problem.in_channels_per_group(), "weight.shape[1]",
+        weight.values.dim(1),
+        "must equal in_channels / groups = " + std::to_string(problem.desc().in_channels) + " / " +
+            std::to_string(problem.desc().groups));
+    return run(problem, input, weight, bias, options.threads);
+  });
 }
 
 QuantizedTensor conv_transpose2d(const QTensor& input, const QTensor& weight,
                                  std::optional<std::span<const float>> bias,
                                  const ConvTranspose2dOptions& options) {
-  require_activation(input);
-  require_weight_layout(weight, Layout::IOHW);
-  require_channel_axis(weight, 1);
-  // IOHW's axis 1 holds C_out / groups channels: per-channel values along it name every output
-  // channel only when there is one group.
-  const bool per_channel = weight.scale.size() > 1 || weight.zero_point.size() > 1;
-  require(!per_channel || options.groups == 1, "groups", options.groups,
-          "per-channel weights of conv_transpose2d (axis 1 of IOHW) need groups == 1");
-  // C_out is C_out/groups (the weight's axis 1) times groups: both must be valid before the
-  // product is formed.
-  constexpr std::int64_t kMaxSize = std::numeric_limits<std::int32_t>::max();
-  require(options.groups >= 1 && options.groups <= kMaxSize, "groups", options.groups,
-          "must be between 1 and 2^31 - 1");
-  require<ShapeMismatch>(weight.values.dim(1) <= kMaxSize / options.groups, "weight.shape[1]",
-                         weight.values.dim(1),
-                         "times groups = " + std::to_string(options.groups) +
-                             " gives more than 2^31 - 1 output channels");
+  return detail::in_face_words(kFieldNames, [&] {
+    require_activation(input);
+    require_weight_layout(weight, Layout::IOHW);
+    require_channel_axis(weight, 1);
+    // IOHW's axis 1 holds C_out / groups channels: per-channel values along it name every output
+    // channel only when there is one group.
+    const bool per_channel = weight.scale.size() > 1 || weight.zero_point.size() > 1;
+    require(!per_channel || options.groups == 1, "groups", options.groups,
+            "per-channel weights of conv_transpose2d (axis 1 of IOHW) need groups == 1");
+    // C_out is C_out/groups (the weight's axis 1) times groups: both must be valid before the
+    // product is formed.
+    using detail::kMaxSize;
+    require(options.groups >= 1 && options.groups <= kMaxSize, "groups", options.groups,
+            "must be between 1 and 2^31 - 1");
+    require<ShapeMismatch>(weight.values.dim(1) <= kMaxSize / options.groups, "weight.shape[1]",
+                           weight.values.dim(1),
+                           "times groups = " + std::to_string(options.groups) +
+                               " gives more than 2^31 - 1 output channels");
 
-  ProblemDesc d = quantized_desc(
-      input, weight, bias.has_value(),
-      {options.scale, options.zero_point, options.dtype, options.engine, options.relu});
-  d.op = OpKind::conv2d_transpose;
-  d.out_channels = weight.values.dim(1) * options.groups;
-  d.groups = options.groups;
-  d.weight_layout = Layout::IOHW;
-  detail::set_stride(d, options.stride, "stride");
-  detail::set_dilation(d, options.dilation, "dilation");
-  detail::set_output_padding(d, options.output_padding, "output_padding");
-  detail::set_padding(d, symmetric_padding(options.padding));
-  const Problem problem(std::move(d));
+    ProblemDesc d = quantized_desc(
+        input, weight, bias.has_value(),
+        {options.scale, options.zero_point, options.dtype, options.engine, options.relu});
+    d.op = OpKind::conv2d_transpose;
+    d.out_channels = weight.values.dim(1) * options.groups;
+    d.groups = options.groups;
+    d.weight_layout = Layout::IOHW;
+    detail::set_stride(d, options.stride, "stride");
+    detail::set_dilation(d, options.dilation, "dilation");
+    detail::set_output_padding(d, options.output_padding, "output_padding");
+    detail::set_padding(d, symmetric_padding(options.padding));
+    const Problem problem(std::move(d));
 
-  // IOHW's axis 0 is every input channel.
-  require<ShapeMismatch>(
-      weight.values.dim(0) == problem.desc().in_channels, "weight.shape[0]", weight.values.dim(0),
-      "must equal the input's channels = " + std::to_string(problem.desc().in_channels));
-  return run(problem, input, weight, bias, options.threads);
+    // IOHW's axis 0 is every input channel.
+    require<ShapeMismatch>(
+        weight.values.dim(0) == problem.desc().in_channels, "weight.shape[0]", weight.values.dim(0),
+        "must equal the input's channels = " + std::to_string(problem.desc().in_channels));
+    return run(problem, input, weight, bias, options.threads);
+  });
 }
 
 }  // namespace qconv::functional

@@ -185,13 +185,66 @@ Axis axis_of(const ProblemDesc& d, bool height) {
   return {d.in_width, d.kernel_w, d.stride_w, d.dilation_w, d.output_pad_w};
 }
 
-// Stride and dilation must be valid before the padding rules divide by or multiply with them.
+// Every value the padding rules compute with must be in range first, so that their arithmetic
+// cannot overflow and an error names the attribute the caller gave, not a padding derived from it.
 void require_axis_attributes(const ProblemDesc& d) {
-  require(d.stride_h >= 1 && d.stride_w >= 1, "strides", to_string(Shape{d.stride_h, d.stride_w}),
-          "every stride must be at least 1");
-  require(d.dilation_h >= 1 && d.dilation_w >= 1, "dilations",
-          to_string(Shape{d.dilation_h, d.dilation_w}), "every dilation must be at least 1");
+  using detail::kMaxSize;
+  const auto in_range = [](std::int64_t v) { return v >= 1 && v <= kMaxSize; };
+  require(in_range(d.stride_h) && in_range(d.stride_w), "strides",
+          to_string(Shape{d.stride_h, d.stride_w}), "every stride must be between 1 and 2^31 - 1");
+  require(in_range(d.dilation_h) && in_range(d.dilation_w), "dilations",
+          to_string(Shape{d.dilation_h, d.dilation_w}),
+          "every dilation must be between 1 and 2^31 - 1");
+  require<ShapeMismatch>(in_range(d.in_height) && in_range(d.in_width), "x.shape",
+                         to_string(Shape{d.batch, d.in_channels, d.in_height, d.in_width}),
+                         "spatial sizes must be between 1 and 2^31 - 1");
+  require<ShapeMismatch>(in_range(d.kernel_h) && in_range(d.kernel_w), "w.shape",
+                         to_string(Shape{d.kernel_h, d.kernel_w}),
+                         "kernel sizes must be between 1 and 2^31 - 1");
 }
+
+// ConvTranspose's output_padding and output_shape, before they enter the padding arithmetic.
+void require_transpose_attributes(const ConvTransposeAttributes& a) {
+  for (std::int64_t v : a.output_padding) {
+    require(v >= 0 && v <= detail::kMaxSize, "output_padding", to_string(Shape(a.output_padding)),
+            "every output padding must be between 0 and 2^31 - 1 (and below max(stride, "
+            "dilation))");
+  }
+  for (std::size_t i = 0; i < a.output_shape.size(); ++i) {
+    const std::int64_t v = a.output_shape[i];
+    require<ShapeMismatch>(v >= 1 && v <= detail::kMaxSize,
+                           "output_shape[" + std::to_string(i) + "]", v,
+                           "an output size must be between 1 and 2^31 - 1");
+  }
+}
+
+// ONNX's attribute and input names of the fields a ProblemDesc built here holds.
+constexpr detail::FieldName kFieldNames[] = {
+    {"stride_h", "strides[0]"},
+    {"stride_w", "strides[1]"},
+    {"dilation_h", "dilations[0]"},
+    {"dilation_w", "dilations[1]"},
+    {"pad_top", "pads[0]"},
+    {"pad_left", "pads[1]"},
+    {"pad_bottom", "pads[2]"},
+    {"pad_right", "pads[3]"},
+    {"output_padding_h", "output_padding[0]"},
+    {"output_padding_w", "output_padding[1]"},
+    {"groups", "group"},
+    {"input_scale", "x_scale"},
+    {"input_zero_point", "x_zero_point"},
+    {"weight_scale", "w_scale"},
+    {"weight_zero_point", "w_zero_point"},
+    {"output_scale", "y_scale"},
+    {"output_zero_point", "y_zero_point"},
+    {"input", "x"},
+    {"weight", "w"},
+    {"bias", "B"},
+    {"batch", "x.shape[0]"},
+    {"in_channels", "x.shape[1]"},
+    {"in_height", "x.shape[2]"},
+    {"in_width", "x.shape[3]"},
+};
 
 // QLinearConv's `semantics`: whose numbers it gives (SPEC §4 onnx or onnxruntime).
 SchemeKind qlinear_conv_scheme(std::string_view semantics) {
@@ -209,45 +262,53 @@ Tensor qlinear_conv(const ConstTensorView& x, double x_scale, std::int32_t x_zer
                     const std::vector<std::int32_t>& w_zero_point, double y_scale,
                     std::int32_t y_zero_point, std::optional<std::span<const std::int32_t>> B,
                     const ConvAttributes& attributes, DType y_dtype, std::string_view semantics) {
-  const SchemeKind scheme = qlinear_conv_scheme(semantics);
-  require(y_dtype == DType::u8 || y_dtype == DType::s8, "y_dtype", to_string(y_dtype),
-          "QLinearConv outputs uint8 or int8 (the type of y_zero_point)");
-  ProblemDesc d = describe(OpKind::conv2d, x, w, x_zero_point, w_zero_point, attributes);
-  require_axis_attributes(d);
-  detail::set_padding(d, conv_padding(attributes, axis_of(d, true), axis_of(d, false)));
-  d.input_scale = x_scale;
-  d.weight_scale = w_scale;
-  d.output_scale = y_scale;
-  d.output_zero_point = y_zero_point;
-  d.output_dtype = y_dtype;
-  d.scheme.kind = scheme;
-  d.has_bias = B.has_value();
-  require<ShapeMismatch>(!B || static_cast<std::int64_t>(B->size()) == d.out_channels, "B.size",
-                         B ? B->size() : 0,
-                         "QLinearConv's B holds one value per output channel (" +
-                             std::to_string(d.out_channels) + ")");
-  const BiasView bias = B ? BiasView(*B) : BiasView();
-  return detail::run_once(Problem(std::move(d)), w, x, bias, attributes.threads);
+  return detail::in_face_words(kFieldNames, [&] {
+    const SchemeKind scheme = qlinear_conv_scheme(semantics);
+    require(y_dtype == DType::u8 || y_dtype == DType::s8, "y_dtype", to_string(y_dtype),
+            "QLinearConv outputs uint8 or int8 (the type of y_zero_point)");
+    ProblemDesc d = describe(OpKind::conv2d, x, w, x_zero_point, w_zero_point, attributes);
+    require_axis_attributes(d);
+    detail::set_padding(d, conv_padding(attributes, axis_of(d, true), axis_of(d, false)));
+    d.input_scale = x_scale;
+    d.weight_scale = w_scale;
+    d.output_scale = y_scale;
+    d.output_zero_point = y_zero_point;
+    d.output_dtype = y_dtype;
+    d.scheme.kind = scheme;
+    d.has_bias = B.has_value();
+    require<ShapeMismatch>(!B || static_cast<std::int64_t>(B->size()) == d.out_channels, "B.size",
+                           B ? B->size() : 0,
+                           "QLinearConv's B holds one value per output channel (" +
+                               std::to_string(d.out_channels) + ")");
+    const BiasView bias = B ? BiasView(*B) : BiasView();
+    return detail::run_once(Problem(std::move(d)), w, x, bias, attributes.threads);
+  });
 }
 
 Tensor conv_integer(const ConstTensorView& x, ConstTensorView w, std::int32_t x_zero_point,
                     const std::vector<std::int32_t>& w_zero_point,
                     const ConvAttributes& attributes) {
-  ProblemDesc d = describe(OpKind::conv2d, x, w, x_zero_point, w_zero_point, attributes);
-  require_axis_attributes(d);
-  detail::set_padding(d, conv_padding(attributes, axis_of(d, true), axis_of(d, false)));
-  return detail::run_once(Problem(std::move(d)), w, x, {}, attributes.threads);
+  return detail::in_face_words(kFieldNames, [&] {
+    ProblemDesc d = describe(OpKind::conv2d, x, w, x_zero_point, w_zero_point, attributes);
+    require_axis_attributes(d);
+    detail::set_padding(d, conv_padding(attributes, axis_of(d, true), axis_of(d, false)));
+    return detail::run_once(Problem(std::move(d)), w, x, {}, attributes.threads);
+  });
 }
 
 Tensor conv_transpose_integer(const ConstTensorView& x, ConstTensorView w,
                               std::int32_t x_zero_point,
                               const std::vector<std::int32_t>& w_zero_point,
                               const ConvTransposeAttributes& attributes) {
-  ProblemDesc d = describe(OpKind::conv2d_transpose, x, w, x_zero_point, w_zero_point, attributes);
-  require_axis_attributes(d);
-  detail::set_output_padding(d, attributes.output_padding, "output_padding");
-  detail::set_padding(d, transpose_padding(attributes, axis_of(d, true), axis_of(d, false)));
-  return detail::run_once(Problem(std::move(d)), w, x, {}, attributes.threads);
+  return detail::in_face_words(kFieldNames, [&] {
+    ProblemDesc d =
+        describe(OpKind::conv2d_transpose, x, w, x_zero_point, w_zero_point, attributes);
+    require_axis_attributes(d);
+    require_transpose_attributes(attributes);
+    detail::set_output_padding(d, attributes.output_padding, "output_padding");
+    detail::set_padding(d, transpose_padding(attributes, axis_of(d, true), axis_of(d, false)));
+    return detail::run_once(Problem(std::move(d)), w, x, {}, attributes.threads);
+  });
 }
 
 }  // namespace qconv::onnx

@@ -11,6 +11,7 @@
 
 #include "core/check.hpp"
 #include "core/quantization_checks.hpp"
+#include "core/weight_layout.hpp"
 #include "faces/common.hpp"
 #include "output/output_stage.hpp"
 #include "qconv/error.hpp"
@@ -97,6 +98,21 @@ Layouts check_attributes(const Attrs& attrs, std::initializer_list<Layout> kerne
   return layouts;
 }
 
+// groups in [1, 2^31 - 1], checked before anything divides by it or multiplies with it.
+void require_groups_range(std::int64_t groups) {
+  require(groups >= 1 && groups <= detail::kMaxSize, "groups", groups,
+          "must be between 1 and 2^31 - 1");
+}
+
+// The weight's extent `extent` times groups must not overflow: it gives a channel count.
+void require_times_groups(std::int64_t extent, std::int64_t groups, const ConstTensorView& weight,
+                          std::string_view weight_name) {
+  require<ShapeMismatch>(
+      extent <= detail::kMaxSize / groups, std::string(weight_name) + ".shape",
+      to_string(weight.shape()),
+      "its channels per group times groups (" + std::to_string(groups) + ") exceed 2^31 - 1");
+}
+
 // groups >= 1 is checked first, before anything divides by it.
 void require_groups(std::int64_t groups, std::int64_t in_channels, std::int64_t out_channels) {
   require(in_channels % groups == 0, "groups", groups,
@@ -138,21 +154,19 @@ void require_input_channels(const KernelDims& k, std::int64_t groups, std::int64
 KernelDims conv_kernel_dims(const ConstTensorView& kernel, std::int64_t groups,
                             std::int64_t in_channels) {
   const Shape& s = kernel.shape();
-  switch (kernel.layout()) {
-    case Layout::OIHW: return {s[0], s[1], s[2], s[3]};
-    case Layout::OHWI: return {s[0], s[3], s[1], s[2]};
-    case Layout::HWIO: return {s[3], s[2], s[0], s[1]};
-    case Layout::HWOI: {  // depthwise: [kh, kw, C, multiplier]
-      require(groups == in_channels, "groups", groups,
-              "kernel_layout HWOI is depthwise: groups must equal the data's channels " +
-                  std::to_string(in_channels));
-      require<ShapeMismatch>(s[2] == in_channels, "kernel.shape", to_string(s),
-                             "HWOI is [kh, kw, C, multiplier]: C must equal the data's channels " +
-                                 std::to_string(in_channels));
-      return {s[2] * s[3], 1, s[0], s[1]};
-    }
-    default: return {};
+  if (kernel.layout() == Layout::HWOI) {  // depthwise: [kh, kw, C, multiplier]
+    require(groups == in_channels, "groups", groups,
+            "kernel_layout HWOI is depthwise: groups must equal the data's channels " +
+                std::to_string(in_channels));
+    require<ShapeMismatch>(s[2] == in_channels, "kernel.shape", to_string(s),
+                           "HWOI is [kh, kw, C, multiplier]: C must equal the data's channels " +
+                               std::to_string(in_channels));
+    return {s[2] * s[3], 1, s[0], s[1]};
   }
+  const auto axes = detail::conv_weight_axes(kernel.layout());
+  if (!axes) return {};
+  const auto at = [&s](int axis) { return s[static_cast<std::size_t>(axis)]; };
+  return {at(axes->o), at(axes->i), at(axes->h), at(axes->w)};
 }
 
 // Geometry and attributes the two convolutions share; quantization is set by set_quantization.
@@ -223,60 +237,90 @@ void store(Tensor& out, std::int64_t i, std::int32_t value) {
   }
 }
 
+// TVM's argument names of the fields a ProblemDesc built here holds.
+constexpr detail::FieldName kFieldNames[] = {
+    {"stride_h", "strides[0]"},
+    {"stride_w", "strides[1]"},
+    {"dilation_h", "dilation[0]"},
+    {"dilation_w", "dilation[1]"},
+    {"pad_top", "padding[top]"},
+    {"pad_bottom", "padding[bottom]"},
+    {"pad_left", "padding[left]"},
+    {"pad_right", "padding[right]"},
+    {"output_padding_h", "output_padding[0]"},
+    {"output_padding_w", "output_padding[1]"},
+    {"input_layout", "data_layout"},
+    {"weight_layout", "kernel_layout"},
+    {"output_layout", "out_layout"},
+    {"weight_scale", "kernel_scale"},
+    {"weight_zero_point", "kernel_zero_point"},
+    {"input", "data"},
+    {"batch", "data.shape[batch]"},
+    {"in_channels", "data.shape[channels]"},
+    {"in_height", "data.shape[height]"},
+    {"in_width", "data.shape[width]"},
+};
+
 }  // namespace
 
 Tensor conv2d(const ConstTensorView& data, ConstTensorView kernel, std::int32_t input_zero_point,
               const ZeroPoints& kernel_zero_point, double input_scale, const Scales& kernel_scale,
               std::array<std::int64_t, 2> kernel_size, std::int64_t channels,
               const Conv2DAttrs& attrs) {
-  const Layouts layouts =
-      check_attributes(attrs, {Layout::OIHW, Layout::OHWI, Layout::HWIO, Layout::HWOI},
-                       "qnn.conv2d kernels are OIHW, OHWI, HWIO or HWOI", data, kernel, "kernel");
-  const std::int64_t in_channels = channels_of(data);
-  require(attrs.groups >= 1, "groups", attrs.groups, "must be at least 1");
-  const KernelDims k = conv_kernel_dims(kernel, attrs.groups, in_channels);
-  require_channels(channels, k, kernel, "kernel");
-  require_kernel_size(kernel_size, k, kernel, "kernel");
-  require_groups(attrs.groups, in_channels, channels);
-  require_input_channels(k, attrs.groups, in_channels, kernel, "kernel");
+  return detail::in_face_words(kFieldNames, [&] {
+    const Layouts layouts =
+        check_attributes(attrs, {Layout::OIHW, Layout::OHWI, Layout::HWIO, Layout::HWOI},
+                         "qnn.conv2d kernels are OIHW, OHWI, HWIO or HWOI", data, kernel, "kernel");
+    const std::int64_t in_channels = channels_of(data);
+    require_groups_range(attrs.groups);
+    const KernelDims k = conv_kernel_dims(kernel, attrs.groups, in_channels);
+    require_times_groups(k.in_per_group, attrs.groups, kernel, "kernel");
+    require_channels(channels, k, kernel, "kernel");
+    require_kernel_size(kernel_size, k, kernel, "kernel");
+    require_groups(attrs.groups, in_channels, channels);
+    require_input_channels(k, attrs.groups, in_channels, kernel, "kernel");
 
-  ProblemDesc desc = describe(OpKind::conv2d, data, kernel, k, layouts.out, attrs);
-  set_quantization(desc, input_zero_point, kernel_zero_point, input_scale, kernel_scale);
-  return detail::run_once(Problem(std::move(desc)), kernel, data, {}, attrs.threads);
+    ProblemDesc desc = describe(OpKind::conv2d, data, kernel, k, layouts.out, attrs);
+    set_quantization(desc, input_zero_point, kernel_zero_point, input_scale, kernel_scale);
+    return detail::run_once(Problem(std::move(desc)), kernel, data, {}, attrs.threads);
+  });
 }
 
 Tensor conv2d_transpose(const ConstTensorView& data, ConstTensorView weight,
                         std::int32_t input_zero_point, const ZeroPoints& kernel_zero_point,
                         double input_scale, const Scales& kernel_scale,
                         const Conv2DTransposeAttrs& attrs) {
-  const Layouts layouts = check_attributes(
-      attrs, {Layout::IOHW, Layout::OIHW},
-      "qnn.conv2d_transpose weights are IOHW ([C_in, C_out/groups, kh, kw]) or OIHW", data, weight,
-      "weight");
-  const std::int64_t in_channels = channels_of(data);
-  require(attrs.groups >= 1, "groups", attrs.groups, "must be at least 1");
-  const Shape& s = weight.shape();
-  KernelDims k;
-  if (layouts.kernel == Layout::IOHW) {
-    require<ShapeMismatch>(s[0] == in_channels, "weight.shape", to_string(s),
-                           "IOHW is [C_in, C_out/groups, kh, kw]: C_in must equal the data's "
-                           "channels " +
-                               std::to_string(in_channels));
-    k = {s[1] * attrs.groups, in_channels / attrs.groups, s[2], s[3]};
-  } else {
-    k = {s[0], s[1], s[2], s[3]};
-  }
-  if (attrs.channels != 0) require_channels(attrs.channels, k, weight, "weight");
-  if (!attrs.kernel_size.empty()) require_kernel_size(attrs.kernel_size, k, weight, "weight");
-  require_groups(attrs.groups, in_channels, k.out_channels);
-  if (layouts.kernel == Layout::OIHW) {
-    require_input_channels(k, attrs.groups, in_channels, weight, "weight");
-  }
+  return detail::in_face_words(kFieldNames, [&] {
+    const Layouts layouts = check_attributes(
+        attrs, {Layout::IOHW, Layout::OIHW},
+        "qnn.conv2d_transpose weights are IOHW ([C_in, C_out/groups, kh, kw]) or OIHW", data,
+        weight, "weight");
+    const std::int64_t in_channels = channels_of(data);
+    require_groups_range(attrs.groups);
+    const Shape& s = weight.shape();
+    KernelDims k;
+    require_times_groups(s[1], attrs.groups, weight, "weight");
+    if (layouts.kernel == Layout::IOHW) {
+      require<ShapeMismatch>(s[0] == in_channels, "weight.shape", to_string(s),
+                             "IOHW is [C_in, C_out/groups, kh, kw]: C_in must equal the data's "
+                             "channels " +
+                                 std::to_string(in_channels));
+      k = {s[1] * attrs.groups, in_channels / attrs.groups, s[2], s[3]};
+    } else {
+      k = {s[0], s[1], s[2], s[3]};
+    }
+    if (attrs.channels != 0) require_channels(attrs.channels, k, weight, "weight");
+    if (!attrs.kernel_size.empty()) require_kernel_size(attrs.kernel_size, k, weight, "weight");
+    require_groups(attrs.groups, in_channels, k.out_channels);
+    if (layouts.kernel == Layout::OIHW) {
+      require_input_channels(k, attrs.groups, in_channels, weight, "weight");
+    }
 
-  ProblemDesc desc = describe(OpKind::conv2d_transpose, data, weight, k, layouts.out, attrs);
-  set_quantization(desc, input_zero_point, kernel_zero_point, input_scale, kernel_scale);
-  detail::set_output_padding(desc, attrs.output_padding, "output_padding");
-  return detail::run_once(Problem(std::move(desc)), weight, data, {}, attrs.threads);
+    ProblemDesc desc = describe(OpKind::conv2d_transpose, data, weight, k, layouts.out, attrs);
+    set_quantization(desc, input_zero_point, kernel_zero_point, input_scale, kernel_scale);
+    detail::set_output_padding(desc, attrs.output_padding, "output_padding");
+    return detail::run_once(Problem(std::move(desc)), weight, data, {}, attrs.threads);
+  });
 }
 
 Tensor requantize(const ConstTensorView& data, const Scales& input_scale,

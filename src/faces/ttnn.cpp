@@ -4,6 +4,9 @@
 // argument means. A prepared object is compared field by field with each call's translation.
 #include "qconv/faces/ttnn.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <utility>
 
 #include "core/check.hpp"
@@ -52,8 +55,66 @@ WeightFormat weight_format_of(const Problem& prepared) {
 }
 
 // A bias does not depend on the weights' format or quantization, so it is prepared (and compared)
-// with this neutral one standing in for them.
-const WeightFormat kBiasWeightFormat{};
+// with a neutral one standing in for them. Its weight scale makes the scheme's real multiplier
+// sx·sw/sy equal 1/2 where a normal binary32 scale can: a stand-in of 1 would make the bias's
+// problem invalid for scales whose real weights give a valid multiplier (a tflite problem with
+// sw = 2^-40, sx = 1, sy = 2^-35 has multiplier 2^-5, while sw = 1 would give 2^35).
+WeightFormat bias_weight_format(const ComputeConfig& compute) {
+  WeightFormat format;
+  const double wanted = 0.5 * compute.output_scale / compute.input_scale;
+  if (std::isfinite(wanted) && wanted > 0) {
+    format.scale = {std::clamp(wanted, static_cast<double>(std::numeric_limits<float>::min()),
+                               static_cast<double>(std::numeric_limits<float>::max()))};
+  }  // otherwise a scale is invalid: validation names it, as for the weights
+  return format;
+}
+
+// The ttnn argument names of the fields a ProblemDesc built here holds.
+constexpr detail::FieldName kFieldNames[] = {
+    {"batch", "batch_size"},
+    {"in_height", "input_height"},
+    {"in_width", "input_width"},
+    {"kernel_h", "kernel_size[0]"},
+    {"kernel_w", "kernel_size[1]"},
+    {"stride_h", "stride[0]"},
+    {"stride_w", "stride[1]"},
+    {"dilation_h", "dilation[0]"},
+    {"dilation_w", "dilation[1]"},
+    {"pad_top", "padding[top]"},
+    {"pad_bottom", "padding[bottom]"},
+    {"pad_left", "padding[left]"},
+    {"pad_right", "padding[right]"},
+    {"input_dtype", "conv_config.input_dtype"},
+    {"output_dtype", "conv_config.dtype"},
+    {"output_layout", "conv_config.output_layout"},
+    {"weight_dtype", "weight_tensor.dtype"},
+    {"weight_layout", "weights_format"},
+    {"weight", "weight_tensor"},
+    {"input", "input_tensor"},
+    {"input_scale", "compute_config.input_scale"},
+    {"input_zero_point", "compute_config.input_zero_point"},
+    {"output_scale", "compute_config.output_scale"},
+    {"output_zero_point", "compute_config.output_zero_point"},
+    {"weight_scale", "weight_tensor.scale"},
+    {"weight_zero_point", "weight_tensor.zero_point"},
+    {"scheme.multiplier_q31", "compute_config.multiplier_q31"},
+    {"scheme.shift", "compute_config.shift"},
+    {"scheme", "compute_config.scheme"},
+    {"rounding", "compute_config.rounding"},
+    {"activation.min", "conv_config.clamp[0]"},
+    {"activation.max", "conv_config.clamp[1]"},
+    {"activation", "conv_config.activation"},
+    {"allow_wraparound", "conv_config.allow_wraparound"},
+};
+
+Geometry geometry_of(Layout input_layout, std::int64_t in_channels, std::int64_t out_channels,
+                     std::int64_t batch_size, std::int64_t input_height, std::int64_t input_width,
+                     std::array<std::int64_t, 2> kernel_size, std::array<std::int64_t, 2> stride,
+                     const std::vector<std::int64_t>& padding, std::array<std::int64_t, 2> dilation,
+                     std::int64_t groups) {
+  return {input_layout, in_channels, out_channels, batch_size, input_height, input_width,
+          kernel_size,  stride,      padding,      dilation,   groups};
+}
 
 Activation activation_of(const Conv2dConfig& config) {
   if (config.activation.empty()) return Activation::none();
@@ -145,9 +206,10 @@ Conv2dResult run_prepared(const ConstTensorView& input_tensor, const PreparedWei
   // weight scales). When nothing differs, the prepared Problem is the call's.
   detail::require_same_problem(plan.problem().desc(), call, "weights");
   if (bias != nullptr) {
-    detail::require_same_problem(
-        bias->problem().desc(),
-        problem_desc(geometry, kBiasWeightFormat, true, conv_config, compute_config), "bias");
+    detail::require_same_problem(bias->problem().desc(),
+                                 problem_desc(geometry, bias_weight_format(compute_config), true,
+                                              conv_config, compute_config),
+                                 "bias");
   }
   // (An input of another rank is refused by execute, which names its shape.)
   if (!input_tensor.empty() && input_tensor.shape().size() == 4) {
@@ -189,7 +251,8 @@ PreparedWeights prepare_weights(const QuantizedWeights& weight_tensor,
 // prepare_conv_bias once the geometry arguments are collected.
 PreparedBias prepare_bias(const ConstTensorView& bias_tensor, const Geometry& geometry,
                           const Conv2dConfig& conv_config, const ComputeConfig& compute_config) {
-  Problem problem(problem_desc(geometry, kBiasWeightFormat, true, conv_config, compute_config));
+  Problem problem(problem_desc(geometry, bias_weight_format(compute_config), true, conv_config,
+                               compute_config));
   auto [s32, f32] = copy_bias(bias_tensor, problem);
   return PreparedBias(std::move(problem), std::move(s32), std::move(f32));
 }
@@ -203,12 +266,13 @@ PreparedWeights prepare_conv_weights(
     std::array<std::int64_t, 2> kernel_size, std::array<std::int64_t, 2> stride,
     const std::vector<std::int64_t>& padding, std::array<std::int64_t, 2> dilation, bool has_bias,
     std::int64_t groups, const Conv2dConfig& conv_config, const ComputeConfig& compute_config) {
-  const Layout layout = parse_layout(input_layout, "input_layout");
-  const Geometry geometry{layout,       in_channels, out_channels, batch_size,
-                          input_height, input_width, kernel_size,  stride,
-                          padding,      dilation,    groups};
-  return prepare_weights(weight_tensor, weights_format, geometry, has_bias, conv_config,
-                         compute_config);
+  return detail::in_face_words(kFieldNames, [&] {
+    const Geometry geometry = geometry_of(parse_layout(input_layout, "input_layout"), in_channels,
+                                          out_channels, batch_size, input_height, input_width,
+                                          kernel_size, stride, padding, dilation, groups);
+    return prepare_weights(weight_tensor, weights_format, geometry, has_bias, conv_config,
+                           compute_config);
+  });
 }
 
 PreparedBias prepare_conv_bias(const ConstTensorView& bias_tensor, const std::string& input_layout,
@@ -220,11 +284,12 @@ PreparedBias prepare_conv_bias(const ConstTensorView& bias_tensor, const std::st
                                std::array<std::int64_t, 2> dilation, std::int64_t groups,
                                const Conv2dConfig& conv_config,
                                const ComputeConfig& compute_config) {
-  const Layout layout = parse_layout(input_layout, "input_layout");
-  const Geometry geometry{layout,       in_channels, out_channels, batch_size,
-                          input_height, input_width, kernel_size,  stride,
-                          padding,      dilation,    groups};
-  return prepare_bias(bias_tensor, geometry, conv_config, compute_config);
+  return detail::in_face_words(kFieldNames, [&] {
+    const Geometry geometry = geometry_of(parse_layout(input_layout, "input_layout"), in_channels,
+                                          out_channels, batch_size, input_height, input_width,
+                                          kernel_size, stride, padding, dilation, groups);
+    return prepare_bias(bias_tensor, geometry, conv_config, compute_config);
+  });
 }
 
 Conv2dResult conv2d(const ConstTensorView& input_tensor, const PreparedWeights& weight_tensor,
@@ -235,12 +300,14 @@ Conv2dResult conv2d(const ConstTensorView& input_tensor, const PreparedWeights& 
                     std::int64_t groups, const PreparedBias* bias_tensor,
                     const Conv2dConfig& conv_config, const ComputeConfig& compute_config,
                     bool return_output_dim, bool return_weights_and_bias) {
-  // ttnn tensors carry their layout: the input's says which activation layout this call uses.
-  const Geometry geometry{
-      input_tensor.layout(), in_channels, out_channels, batch_size, input_height, input_width,
-      kernel_size,           stride,      padding,      dilation,   groups};
-  return run_prepared(input_tensor, weight_tensor, geometry, bias_tensor, conv_config,
-                      compute_config, return_output_dim, return_weights_and_bias);
+  return detail::in_face_words(kFieldNames, [&] {
+    // ttnn tensors carry their layout: the input's says which activation layout this call uses.
+    const Geometry geometry =
+        geometry_of(input_tensor.layout(), in_channels, out_channels, batch_size, input_height,
+                    input_width, kernel_size, stride, padding, dilation, groups);
+    return run_prepared(input_tensor, weight_tensor, geometry, bias_tensor, conv_config,
+                        compute_config, return_output_dim, return_weights_and_bias);
+  });
 }
 
 Conv2dResult conv2d(const ConstTensorView& input_tensor, const QuantizedWeights& weight_tensor,
@@ -252,17 +319,19 @@ Conv2dResult conv2d(const ConstTensorView& input_tensor, const QuantizedWeights&
                     std::optional<ConstTensorView> bias_tensor, const Conv2dConfig& conv_config,
                     const ComputeConfig& compute_config, bool return_output_dim,
                     bool return_weights_and_bias) {
-  // Prepared, then run, with the one geometry: the input tensor's layout is the input layout.
-  const Geometry geometry{
-      input_tensor.layout(), in_channels, out_channels, batch_size, input_height, input_width,
-      kernel_size,           stride,      padding,      dilation,   groups};
-  const PreparedWeights weights =
-      prepare_weights(weight_tensor, weights_format, geometry, bias_tensor.has_value(), conv_config,
-                      compute_config);
-  std::optional<PreparedBias> bias;
-  if (bias_tensor) bias = prepare_bias(*bias_tensor, geometry, conv_config, compute_config);
-  return run_prepared(input_tensor, weights, geometry, bias ? &*bias : nullptr, conv_config,
-                      compute_config, return_output_dim, return_weights_and_bias);
+  return detail::in_face_words(kFieldNames, [&] {
+    // Prepared, then run, with the one geometry: the input tensor's layout is the input layout.
+    const Geometry geometry =
+        geometry_of(input_tensor.layout(), in_channels, out_channels, batch_size, input_height,
+                    input_width, kernel_size, stride, padding, dilation, groups);
+    const PreparedWeights weights =
+        prepare_weights(weight_tensor, weights_format, geometry, bias_tensor.has_value(),
+                        conv_config, compute_config);
+    std::optional<PreparedBias> bias;
+    if (bias_tensor) bias = prepare_bias(*bias_tensor, geometry, conv_config, compute_config);
+    return run_prepared(input_tensor, weights, geometry, bias ? &*bias : nullptr, conv_config,
+                        compute_config, return_output_dim, return_weights_and_bias);
+  });
 }
 
 }  // namespace qconv::ttnn
