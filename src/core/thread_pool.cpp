@@ -16,6 +16,7 @@ struct ThreadPool::Job {
   std::atomic<std::int64_t> next_begin{0};  // first index not yet claimed
   int helpers_wanted;                       // workers that may still join (guarded by mutex_)
   int helpers_active = 0;                   // workers inside work_on (guarded by mutex_)
+  std::atomic<int> helpers_busy{0};  // the same count, readable without the mutex (for spinning)
   bool queued = false;                      // guarded by mutex_
   Job* next = nullptr;                      // guarded by mutex_
   std::exception_ptr error = nullptr;       // first exception thrown by a body (guarded by mutex_)
@@ -109,11 +110,13 @@ void ThreadPool::worker_loop() {
     if (queue_head_ == nullptr) return;  // stopping, and nothing left to help with
     Job& job = *queue_head_;
     ++job.helpers_active;
+    job.helpers_busy.fetch_add(1, std::memory_order_relaxed);
     if (--job.helpers_wanted == 0) remove_from_queue(job);
     lock.unlock();
     work_on(job);
     lock.lock();
     // The caller may destroy `job` as soon as this reaches 0 and the lock is released.
+    job.helpers_busy.fetch_sub(1, std::memory_order_release);
     if (--job.helpers_active == 0) helper_left_.notify_all();
   }
 }
@@ -149,6 +152,17 @@ void ThreadPool::run(int threads, std::int64_t count, Body body, const void* con
 
   std::unique_lock lock(mutex_);
   remove_from_queue(job);  // every chunk is claimed: no worker needs to join any more
+  if (job.helpers_active != 0) {
+    // A helper is finishing its last chunk, typically within microseconds: wait for it spinning,
+    // for a while, rather than asleep (waking a sleeping caller costs as much as a small layer).
+    lock.unlock();
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 0; job.helpers_busy.load(std::memory_order_acquire) != 0; ++i) {
+      cpu_relax();
+      if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) break;
+    }
+    lock.lock();
+  }
   helper_left_.wait(lock, [&job] { return job.helpers_active == 0; });
   if (job.error) std::rethrow_exception(job.error);
 }
