@@ -72,6 +72,15 @@ inline __m512i round_clamped(__m512 v, float lo, float hi) {
   return _mm512_cvtps_epi32(v);  // MXCSR's default rounding: to nearest, ties to even
 }
 
+// rne(x) + zy clamped to [lo, hi] (fbgemm, onnxruntime: the zero point added after rounding), the
+// clamp done on x (integer bounds: the same). The high clamp always: 2^31 or more would convert to
+// INT32_MIN; the low one unless the narrowing saturates there (saturated_low, below).
+inline __m512i round_then_add_zero_point(__m512 x, const StageView& s, bool saturated_low) {
+  x = _mm512_min_ps(x, _mm512_set1_ps(static_cast<float>(s.hi - s.zero_point)));
+  if (!saturated_low) x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
+  return _mm512_add_epi32(_mm512_cvtps_epi32(x), _mm512_set1_epi32(s.zero_point));
+}
+
 // `saturated_low`: the output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥
 // 0, so even INT32_MIN + zy stays negative): a scheme may skip its own low clamp.
 template <SchemeKind K>
@@ -81,20 +90,12 @@ __m512i apply(__m512i acc, const Lanes& at, const StageView& s, bool saturated_l
     return finish(_mm512_add_epi32(acc, at.bias_s32), s);
   } else if constexpr (K == SchemeKind::fbgemm) {
     const __m512 v = _mm512_add_ps(_mm512_cvtepi32_ps(acc), at.bias_f32);
-    __m512 x = _mm512_mul_ps(v, at.scale_f32);
-    // The high clamp stays: a value of 2^31 or more would convert to INT32_MIN.
-    x = _mm512_min_ps(x, _mm512_set1_ps(static_cast<float>(s.hi - s.zero_point)));
-    if (!saturated_low)
-      x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
-    return _mm512_add_epi32(_mm512_cvtps_epi32(x), _mm512_set1_epi32(s.zero_point));
+    return round_then_add_zero_point(_mm512_mul_ps(v, at.scale_f32), s, saturated_low);
   } else if constexpr (K == SchemeKind::onnxruntime) {
     // f32(f32(acc + B) · m), rounded half to even, the zero point added after (SPEC §4).
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
-    __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32);
-    x = _mm512_min_ps(x, _mm512_set1_ps(static_cast<float>(s.hi - s.zero_point)));
-    if (!saturated_low)
-      x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
-    return _mm512_add_epi32(_mm512_cvtps_epi32(x), _mm512_set1_epi32(s.zero_point));
+    return round_then_add_zero_point(_mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32), s,
+                                     saturated_low);
   } else if constexpr (K == SchemeKind::qnnpack) {
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
     const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32);
