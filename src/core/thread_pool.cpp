@@ -16,10 +16,10 @@ struct ThreadPool::Job {
   std::atomic<std::int64_t> next_begin{0};  // first index not yet claimed
   int helpers_wanted;                       // workers that may still join (guarded by mutex_)
   int helpers_active = 0;                   // workers inside work_on (guarded by mutex_)
-  std::atomic<int> helpers_busy{0};  // the same count, readable without the mutex (for spinning)
-  bool queued = false;                      // guarded by mutex_
-  Job* next = nullptr;                      // guarded by mutex_
-  std::exception_ptr error = nullptr;       // first exception thrown by a body (guarded by mutex_)
+  std::atomic<int> helpers_busy{0};    // the same count, readable without the mutex (for spinning)
+  bool queued = false;                 // guarded by mutex_
+  Job* next = nullptr;                 // guarded by mutex_
+  std::exception_ptr error = nullptr;  // first exception thrown by a body (guarded by mutex_)
 };
 
 ThreadPool& ThreadPool::instance() {

@@ -57,7 +57,8 @@ CanonicalWeights::CanonicalWeights(const Problem& p, const ConstTensorView& weig
       for (std::int64_t c = 0; c < in_per_group_; ++c) {
         for (std::int64_t r = 0; r < kernel_h_; ++r) {
           const auto* row = source + base + c * step_c + r * step_r;
-          for (std::int64_t s = 0; s < kernel_w_; ++s) *v++ = static_cast<std::int16_t>(row[s * step_s]);
+          for (std::int64_t s = 0; s < kernel_w_; ++s)
+            *v++ = static_cast<std::int16_t>(row[s * step_s]);
         }
       }
     }

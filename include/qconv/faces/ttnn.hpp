@@ -36,8 +36,8 @@ struct Conv2dConfig {
 
 // The output scheme and the activation quantization (ttnn's compute_config).
 struct ComputeConfig {
-  std::string scheme = "fbgemm";  // int32, fbgemm, qnnpack, onednn, onnx, onnxruntime, tvm,
-                                  // tvm_f32, tflite, tflite_single
+  std::string scheme = "fbgemm";    // int32, fbgemm, qnnpack, onednn, onnx, onnxruntime, tvm,
+                                    // tvm_f32, tflite, tflite_single
   std::string rounding = "UPWARD";  // tvm, tvm_f32
   double input_scale = 1.0;
   std::int32_t input_zero_point = 0;
