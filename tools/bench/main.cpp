@@ -135,7 +135,14 @@ int run(const Options& options, const std::vector<const LayerRow*>& rows) {
       .clock = core_clock(options.clock_ghz)};
   const RepeatPolicy policy = repeat_policy(options);
   if (!options.peer_isa.empty()) limit_peer_isa(options.peer_isa);
+  const Context context = measure_context();
   print_header(std::cout, options, rows.size(), settings, policy);
+  std::cout << "machine: " << context.cpu << ", " << context.cores
+            << " hardware thread(s), engines " << context.engines << ", load average " << std::fixed
+            << std::setprecision(2) << context.load_average << std::defaultfloat << '\n';
+  if (const std::string warning = busy_warning(context); !warning.empty()) {
+    std::cout << warning << '\n';
+  }
 
   std::vector<LayerResult> results;
   {
@@ -155,7 +162,7 @@ int run(const Options& options, const std::vector<const LayerRow*>& rows) {
   print_table(std::cout, results, settings);
   print_engines(std::cout, results);
   if (json.is_open()) {
-    write_json(json, results, settings);
+    write_json(json, results, settings, context);
     json.close();
     if (!json) throw std::runtime_error("--json " + options.json_path + ": writing failed");
   }

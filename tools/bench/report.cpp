@@ -96,8 +96,22 @@ void print_table(std::ostream& out, std::span<const LayerResult> results,
 }
 
 void write_json(std::ostream& out, std::span<const LayerResult> results,
-                const RunSettings& settings) {
-  out << "[\n";
+                const RunSettings& settings, const Context& context) {
+  out << "{\"context\": {\"cpu\": ";
+  write_string(out, context.cpu);
+  out << ", \"cores\": " << context.cores << ", \"engines\": ";
+  write_string(out, context.engines);
+  out << ", \"compiler\": ";
+  write_string(out, context.compiler);
+  out << ", \"commit\": ";
+  write_string(out, context.commit);
+  out << ", \"date\": ";
+  write_string(out, context.date);
+  out << ", \"load_average\": " << context.load_average << ", \"clock_ghz\": " << settings.clock.ghz
+      << ", \"clock_source\": ";
+  write_string(out, settings.clock.source);
+  out << ", \"batch\": " << settings.batch << ", \"threads\": " << settings.threads
+      << "},\n\"layers\": [\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const LayerResult& r = results[i];
     const double g = gops(r.macs, r.timing.median_ms);
@@ -140,7 +154,7 @@ void write_json(std::ostream& out, std::span<const LayerResult> results,
     }
     out << (i + 1 < results.size() ? ",\n" : "\n");
   }
-  out << "]\n";
+  out << "]}\n";
 }
 
 }  // namespace qconv::bench

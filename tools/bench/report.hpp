@@ -7,6 +7,7 @@
 #include <span>
 
 #include "clock.hpp"
+#include "context.hpp"
 #include "run_layer.hpp"
 
 namespace qconv::bench {
@@ -28,7 +29,8 @@ void print_table(std::ostream& out, std::span<const LayerResult> results,
 // A JSON array, one record per layer: network, layer, count, macs (at this batch), batch,
 // threads, engine, ms (median), runs, gops, peak_share, verified, and the peer fields (peer,
 // peer_ms, peer_gops, ratio), null until a peer is measured.
+// {"context": {...}, "layers": [records]}: where it was measured (context.hpp), then the records.
 void write_json(std::ostream& out, std::span<const LayerResult> results,
-                const RunSettings& settings);
+                const RunSettings& settings, const Context& context);
 
 }  // namespace qconv::bench
