@@ -41,6 +41,8 @@ constexpr CpuFeatures kRequired = kAvx512f | kAvx512bw | kAvx512vl | kAvx512dq |
 constexpr std::int64_t kIm2colBelowChannels = 8;
 // Precomputed Σ(w' − zw') per padding pattern: refuse a geometry that would need more than this.
 constexpr std::int64_t kMaxPatternEntries = std::int64_t{1} << 24;
+// Outputs taller or wider than this run on the reference engine (see unsupported_reason).
+constexpr std::int64_t kMaxOutputExtent = std::int64_t{1} << 20;
 // AMX blocks: up to 32 pixels (two 16-row tiles), and none below this many.
 constexpr int kMaxAmxBlock = 32;
 constexpr int kMinAmxRows = 4;
@@ -776,6 +778,11 @@ class Avx512VnniEngine : public Engine {
     }
     const auto& d = problem.desc();
 
+    // The plan keeps a tile list per output row and column: bounded, so that a valid but absurd
+    // geometry (a file may describe one) cannot make preparation allocate gigabytes.
+    if (problem.out_height() > kMaxOutputExtent || problem.out_width() > kMaxOutputExtent) {
+      return "an output taller or wider than " + std::to_string(kMaxOutputExtent) + " pixels";
+    }
     if (d.kernel_h * d.kernel_w > Avx512VnniKernel::kMaxTapsOnStack) {
       return "more than " + std::to_string(Avx512VnniKernel::kMaxTapsOnStack) + " kernel taps";
     }
