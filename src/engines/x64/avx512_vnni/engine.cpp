@@ -41,6 +41,7 @@ constexpr CpuFeatures kRequired = kAvx512f | kAvx512bw | kAvx512vl | kAvx512dq |
 constexpr std::int64_t kIm2colBelowChannels = 8;
 // Precomputed Σ(w' − zw') per padding pattern: refuse a geometry that would need more than this.
 constexpr std::int64_t kMaxPatternEntries = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxPatternWork = std::int64_t{1} << 28;
 // Outputs taller or wider than this run on the reference engine (see unsupported_reason).
 constexpr std::int64_t kMaxOutputExtent = std::int64_t{1} << 20;
 // AMX blocks: up to 32 pixels (two 16-row tiles), and none below this many.
@@ -790,7 +791,9 @@ class Avx512VnniEngine : public Engine {
         !Avx512VnniKernel::im2col_fits(d.in_channels * d.kernel_h * d.kernel_w)) {
       return "a window of C_in*kh*kw over 1024 bytes with fewer than 8 input channels";
     }
-    if (Avx512VnniKernel::pattern_entries(problem) > kMaxPatternEntries) {
+    const std::int64_t entries = Avx512VnniKernel::pattern_entries(problem);
+    // Preparation sums each pattern's taps per channel: bound that work too.
+    if (entries > kMaxPatternEntries || entries * d.kernel_h * d.kernel_w > kMaxPatternWork) {
       return "too many distinct padding patterns";
     }
     return {};
