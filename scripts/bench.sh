@@ -8,5 +8,5 @@ scripts/install-deps.sh --bench
 # the tests and the module back on in the same build tree, whose objects stay.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DQCONV_BUILD_TOOLS=ON \
   -DQCONV_BUILD_TESTS=OFF -DQCONV_BUILD_PYTHON=OFF >/dev/null
-cmake --build build --target qconv-bench -j"$(nproc)"
+cmake --build build --target qconv-bench -j"$(nproc)" >&2  # the bench's own output stays clean
 exec build/tools/qconv-bench "$@"

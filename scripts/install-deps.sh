@@ -21,7 +21,8 @@ usage() { sed -n '3,17s/^# \{0,1\}//p' "$0"; }
 
 build=(build-essential cmake ninja-build)
 bench=(libdnnl-dev                                  # oneDNN, the peer the bench times beside qconv
-       linux-perf)                                  # perf, to see where a kernel spends its time
+       linux-perf                                   # perf, to see where a kernel spends its time
+       python3-matplotlib)                          # scripts/plot-bench.py
 tests=(libgtest-dev libgmock-dev nlohmann-json3-dev) # GoogleTest; the JSON test vectors
 python=(python3-dev pybind11-dev python3-numpy      # the module
         python3-pytest python3-torch python3-mypy   # its tests, PyTorch agreement, stubs

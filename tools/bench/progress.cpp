@@ -7,12 +7,18 @@
 
 namespace qconv::bench {
 
-Progress::Progress(std::size_t total) : total_(total), enabled_(isatty(STDERR_FILENO) == 1) {}
+Progress::Progress(std::size_t total) : total_(total), terminal_(isatty(STDERR_FILENO) == 1) {}
 
 Progress::~Progress() { clear(); }
 
 void Progress::show(std::size_t index, std::string_view network, std::string_view layer) {
-  if (!enabled_) return;
+  if (!terminal_) {  // a log (CI): one plain line per layer, so a slow layer shows where it is
+    std::fprintf(stderr, "[%zu/%zu] %.*s %.*s\n", index + 1, total_,
+                 static_cast<int>(network.size()), network.data(), static_cast<int>(layer.size()),
+                 layer.data());
+    std::fflush(stderr);
+    return;
+  }
   // "\r\033[K": back to the start of the line and erase it, so each message replaces the last.
   std::fprintf(stderr, "\r\033[K[%zu/%zu] %.*s %.*s ...", index + 1, total_,
                static_cast<int>(network.size()), network.data(), static_cast<int>(layer.size()),

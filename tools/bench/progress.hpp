@@ -20,7 +20,7 @@ class Progress {
 
  private:
   std::size_t total_;
-  bool enabled_;
+  bool terminal_;
   bool shown_ = false;
 };
 
