@@ -22,6 +22,7 @@ usage() { sed -n '3,17s/^# \{0,1\}//p' "$0"; }
 build=(build-essential cmake ninja-build)
 bench=(libdnnl-dev                                  # oneDNN, the peer the bench times beside qconv
        linux-perf                                   # perf, to see where a kernel spends its time
+       nlohmann-json3-dev                           # its JSON records
        python3-matplotlib)                          # scripts/plot-bench.py
 tests=(libgtest-dev libgmock-dev nlohmann-json3-dev) # GoogleTest; the JSON test vectors
 python=(python3-dev pybind11-dev python3-numpy      # the module

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -27,22 +28,6 @@ std::string percent(double share) {
 }
 
 using Row = std::vector<std::string>;
-
-void write_string(std::ostream& out, std::string_view text) {
-  out << '"';
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out << '\\' << c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out << escaped;
-    } else {
-      out << c;
-    }
-  }
-  out << '"';
-}
 
 }  // namespace
 
@@ -97,64 +82,60 @@ void print_table(std::ostream& out, std::span<const LayerResult> results,
 
 void write_json(std::ostream& out, std::span<const LayerResult> results,
                 const RunSettings& settings, const Context& context) {
-  out << "{\"context\": {\"cpu\": ";
-  write_string(out, context.cpu);
-  out << ", \"cores\": " << context.cores << ", \"engines\": ";
-  write_string(out, context.engines);
-  out << ", \"compiler\": ";
-  write_string(out, context.compiler);
-  out << ", \"commit\": ";
-  write_string(out, context.commit);
-  out << ", \"date\": ";
-  write_string(out, context.date);
-  out << ", \"load_average\": " << context.load_average << ", \"clock_ghz\": " << settings.clock.ghz
-      << ", \"clock_source\": ";
-  write_string(out, settings.clock.source);
-  out << ", \"batch\": " << settings.batch << ", \"threads\": " << settings.threads
-      << "},\n\"layers\": [\n";
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const LayerResult& r = results[i];
+  using nlohmann::json;
+  json layers = json::array();
+  for (const LayerResult& r : results) {
     const double g = gops(r.macs, r.timing.median_ms);
-    out << "  {\"network\": ";
-    write_string(out, r.row->network);
-    out << ", \"layer\": ";
-    write_string(out, r.row->layer);
-    out << ", \"count\": " << r.row->count << ", \"macs\": " << r.macs
-        << ", \"batch\": " << settings.batch << ", \"threads\": " << settings.threads
-        << ", \"engine\": ";
-    write_string(out, r.engine);
-    out << std::setprecision(6) << ", \"ms\": " << r.timing.median_ms
-        << ", \"runs\": " << r.timing.runs << ", \"gops\": " << g
-        << ", \"peak_share\": " << g / settings.peak_gops()
-        << ", \"clock_ghz\": " << settings.clock.ghz << ", \"verified\": ";
-    write_string(out, r.verified);
-    out << ", \"network_peak_rss_kib\": ";
-    if (r.network_peak_rss_kib) {
-      out << *r.network_peak_rss_kib;
-    } else {
-      out << "null";
-    }
-    out << ", \"problem\": ";
-    write_string(out, r.problem);
-    out << ", \"min_ms\": " << r.timing.min_ms << ", \"stddev_ms\": " << r.timing.stddev_ms;
-    out << ", \"prepare_ms\": " << r.prepare_ms
-        << ", \"pct_of_peak\": " << 100.0 * g / settings.peak_gops();
+    json record = {{"network", r.row->network},
+                   {"layer", r.row->layer},
+                   {"count", r.row->count},
+                   {"macs", r.macs},
+                   {"batch", settings.batch},
+                   {"threads", settings.threads},
+                   {"engine", r.engine},
+                   {"problem", r.problem},
+                   {"ms", r.timing.median_ms},
+                   {"min_ms", r.timing.min_ms},
+                   {"stddev_ms", r.timing.stddev_ms},
+                   {"runs", r.timing.runs},
+                   {"gops", g},
+                   {"peak_share", g / settings.peak_gops()},
+                   {"pct_of_peak", 100.0 * g / settings.peak_gops()},
+                   {"clock_ghz", settings.clock.ghz},
+                   {"verified", r.verified},
+                   {"prepare_ms", r.prepare_ms},
+                   {"network_peak_rss_kib", nullptr},
+                   {"peer", nullptr},
+                   {"onednn_ms", nullptr},
+                   {"onednn_gops", nullptr},
+                   {"onednn_prepare_ms", nullptr},
+                   {"ratio_vs_onednn", nullptr}};
+    if (r.network_peak_rss_kib) record["network_peak_rss_kib"] = *r.network_peak_rss_kib;
     if (r.peer_timing) {
-      out << ", \"peer\": \"onednn\", \"peer_implementation\": ";
-      write_string(out, r.peer_implementation);
-      out << ", \"peer_problem\": ";
-      write_string(out, r.peer_problem);
-      out << ", \"onednn_ms\": " << r.peer_timing->median_ms
-          << ", \"onednn_gops\": " << gops(r.macs, r.peer_timing->median_ms)
-          << ", \"onednn_prepare_ms\": " << r.peer_prepare_ms
-          << ", \"ratio_vs_onednn\": " << r.peer_timing->median_ms / r.timing.median_ms << "}";
-    } else {
-      out << ", \"peer\": null, \"onednn_ms\": null, \"onednn_gops\": null, "
-             "\"onednn_prepare_ms\": null, \"ratio_vs_onednn\": null}";
+      record["peer"] = "onednn";
+      record["peer_implementation"] = r.peer_implementation;
+      record["peer_problem"] = r.peer_problem;
+      record["onednn_ms"] = r.peer_timing->median_ms;
+      record["onednn_gops"] = gops(r.macs, r.peer_timing->median_ms);
+      record["onednn_prepare_ms"] = r.peer_prepare_ms;
+      record["ratio_vs_onednn"] = r.peer_timing->median_ms / r.timing.median_ms;
     }
-    out << (i + 1 < results.size() ? ",\n" : "\n");
+    layers.push_back(std::move(record));
   }
-  out << "]}\n";
+  const json document = {{"context",
+                          {{"cpu", context.cpu},
+                           {"cores", context.cores},
+                           {"engines", context.engines},
+                           {"compiler", context.compiler},
+                           {"commit", context.commit},
+                           {"date", context.date},
+                           {"load_average", context.load_average},
+                           {"clock_ghz", settings.clock.ghz},
+                           {"clock_source", settings.clock.source},
+                           {"batch", settings.batch},
+                           {"threads", settings.threads}}},
+                         {"layers", std::move(layers)}};
+  out << document.dump(1) << '\n';
 }
 
 }  // namespace qconv::bench
