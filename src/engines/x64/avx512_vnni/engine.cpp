@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// The AVX-512 VNNI engine: ordinary (groups = 1) NHWC convolution as a GEMM over output pixels,
-// register tiles of up to 6 pixels x 64 output channels (gemm_kernels.cpp), the output stage in
-// 16 lanes (epilogue_kernels.cpp). This file plans and packs at preparation and walks the tiles
-// at run time; it is built for the baseline ISA and calls the kernels only on a CPU that has them.
+// The AVX-512 VNNI and AMX engines: convolution and transposed convolution as a GEMM over output
+// pixels — register tiles of up to 6 pixels x 64 output channels (gemm_kernels.cpp), AMX blocks of
+// up to 32 pixels (amx_kernels.cpp), depthwise tiles with channels in lanes
+// (depthwise_kernels.cpp), the output stage in 16 lanes (epilogue_kernels.cpp), the per-call
+// copies of the input (activation_copies.cpp). This file plans and packs at preparation and walks
+// the tiles at run time; it is built for the baseline ISA and calls the kernels only on a CPU that
+// has them.
 //
-// The arithmetic. vpdpbusd multiplies u8 by s8, so the kernel sums P = Σ x·w' over the taps that
-// fall inside the image, where x is the input as stored and w' the weight moved into the other
-// operand's signedness at packing (w' = w − 128 for u8 weights with a u8 input, w' = w + 128 for s8
-// weights with an s8 input; otherwise w' = w). With zw' = zw − (w − w') the exact sum of SPEC §3 is
-//     Σ (x − zx)(w − zw) = P − zw'[o]·Σx − zx·Σ(w' − zw'[o]),
+// The arithmetic. vpdpbusd (and tdpbusd) multiply u8 by s8. The input is u8 (an s8 input is read
+// from a copy as x + 128, its zero point + 128 with it), and the weights are packed as s8 w' (u8
+// weights as w − 128; otherwise w' = w). With zw' = zw − (w − w') the exact sum of SPEC §3 is
+//     Σ (x − zx)(w − zw) = P − zw'[o]·Σx − zx·Σ(w' − zw'[o]),    P = Σ x·w',
 // every sum over the same valid taps, all of it exact modulo 2^32 (the s32 wrap the reference
 // applies). Σx (the window sum of a pixel) is needed only when some zw' ≠ 0 and comes from the
 // same tile pass; Σ(w' − zw') depends only on which taps are valid, so it is precomputed per
-// padding pattern. A padded tap is skipped, never multiplied.
+// padding pattern and starts the accumulators. A padded tap is skipped, never multiplied — except
+// where a copy of the input holds the zero point in the padding (AMX, transposed), which adds
+// (zx − zx)·w = 0 and keeps every tap valid. Depthwise tiles compute (x − zx)(w − zw) directly.
 #include "engines/engine.hpp"
 
 #include <algorithm>
