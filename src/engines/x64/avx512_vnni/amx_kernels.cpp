@@ -60,7 +60,7 @@ void run_half(const AmxBlock& b, int half, const std::int32_t* init) {
   const std::int64_t second = 16 * b.row_stride;
   for (std::int32_t tap = 0; tap < b.taps; ++tap) {
     const std::uint8_t* a = b.input + (b.first_row + b.tap_offsets[tap]);
-    const std::int8_t* w = b.weights + b.tap_weights[tap] + half * 128;
+    const std::int8_t* w = b.weights + b.tap_steps[tap] * 256 + half * 128;  // 64 lanes x 4 bytes
     for (std::int32_t k = 0; k < b.chunks; ++k) {
       _tile_loadd(4, a + 64 * k, b.row_stride);
       _tile_loadd(6, w + k * 16 * 256, 256);

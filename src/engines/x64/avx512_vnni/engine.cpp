@@ -156,6 +156,9 @@ class Avx512VnniKernel final : public PreparedKernel {
     pack(problem, weights);
     plan_patterns(problem);
     if (depthwise_) pair_depthwise_weights();
+    // Preparation's intermediates: the plan runs from the pattern sums and pairs alone.
+    tap_sums_ = {};
+    depthwise_weights_ = {};
     epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
   }
 
@@ -333,7 +336,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         std::int16_t* out = depthwise_pairs_.data() + pattern_pair_offsets_[pattern] +
                             block * pairs * kPanelWidth * 2;
         for (std::int32_t k = 0; k < count; ++k) {
-          const std::int64_t tap = tap_weights_[static_cast<std::size_t>(first + k)];  // steps 1
+          const std::int64_t tap = tap_steps_[static_cast<std::size_t>(first + k)];  // steps 1
           for (std::int64_t l = 0; l < kPanelWidth; ++l) {
             out[(k / 2) * kPanelWidth * 2 + l * 2 + k % 2] =
                 static_cast<std::int16_t>(depthwise_weights_[static_cast<std::size_t>(
@@ -430,7 +433,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     if (path_ != Path::rows) {
       patterns_ = 1;
       tap_offsets_ = {0};
-      tap_weights_ = {0};
+      tap_steps_ = {0};
       pattern_taps_ = {{0, 1}};
       pattern_sums_.assign(tap_sums_.begin(), tap_sums_.end());
       if (path_ == Path::flat) return;
@@ -478,7 +481,7 @@ class Avx512VnniKernel final : public PreparedKernel {
           for (std::int64_t s = column_ranges[b].first; s < column_ranges[b].second; ++s) {
             const std::int64_t t = r * d.kernel_w + s;
             tap_offsets_.push_back((r * d.dilation_h * in_w_ + s * d.dilation_w) * channels_);
-            tap_weights_.push_back(t * steps_);  // times the panel's step bytes at run time
+            tap_steps_.push_back(t * steps_);
             for (std::int64_t o = 0; o < padded_channels_; ++o) {
               sums[o] += tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)];
             }
@@ -651,50 +654,33 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::int32_t window_sums[kMaxAmxRows];
     const auto p = static_cast<std::size_t>(pr.panel);
     const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
-    std::int64_t tap_weights[kMaxTapsOnStack];
-    const std::int64_t step_bytes = std::int64_t{pr.vectors} * 64;
-    for (std::int32_t t = 0; t < taps; ++t) {
-      tap_weights[t] = tap_weights_[static_cast<std::size_t>(first_tap + t)] * step_bytes;
-    }
+    const std::int64_t origin_in_pixel = origin + pr.input_offset;
+    std::int32_t* sums = needs_window_sums_ ? window_sums : nullptr;
     // The constant term −zx·Σ(w' − zw') over this pattern's taps starts the sums.
     const std::int32_t* zero_point_sums =
         pr.ctx.input_zero_point != 0
             ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
             : nullptr;
-    if (depthwise_) {
+    if (depthwise_) {  // (x − zx)(w − zw) directly: the sum is already exact
       const std::int64_t pairs = (taps + 1) / 2;
-      avx512_vnni::depthwise_tile({input, origin + pr.input_offset, row_stride,
+      avx512_vnni::depthwise_tile({input, origin_in_pixel, row_stride,
                                    tap_offsets_.data() + first_tap, taps, pr.channels, rows,
                                    depthwise_pairs_.data() +
                                        pattern_pair_offsets_[static_cast<std::size_t>(pattern)] +
                                        pr.panel * pairs * kPanelWidth * 2,
                                    pr.ctx.input_zero_point, acc});
-    }
-    const avx512_vnni::GemmTile tile{input,
-                                     origin + pr.input_offset,
-                                     row_stride,
-                                     row_offsets,
-                                     tap_offsets_.data() + first_tap,
-                                     tap_weights,
-                                     taps,
-                                     static_cast<std::int32_t>(steps_),
-                                     static_cast<std::int32_t>(tap_stride()),
-                                     pr.vectors,
-                                     packed_.data() + panel_offsets_[p],
-                                     zero_point_sums,
-                                     pr.ctx.input_zero_point,
-                                     acc,
-                                     needs_window_sums_ ? window_sums : nullptr};
-    if (depthwise_) {
-      // (done above: the sum is already exact)
     } else if (rows > kMaxRows) {
-      avx512_vnni::amx_block(
-          {input, origin + pr.input_offset, row_stride, tap_offsets_.data() + first_tap,
-           tap_weights, taps, static_cast<std::int32_t>(tap_stride() / 64), rows,
-           packed_.data() + panel_offsets_[p], zero_point_sums, pr.ctx.input_zero_point, acc,
-           needs_window_sums_ ? window_sums : nullptr});
+      avx512_vnni::amx_block({input, origin_in_pixel, row_stride, tap_offsets_.data() + first_tap,
+                              tap_steps_.data() + first_tap, taps,
+                              static_cast<std::int32_t>(tap_stride() / 64), rows,
+                              packed_.data() + panel_offsets_[p], zero_point_sums,
+                              pr.ctx.input_zero_point, acc, sums});
     } else {
-      avx512_vnni::gemm_tile_kernel(rows, pr.vectors)(tile);
+      avx512_vnni::gemm_tile_kernel(rows, pr.vectors)(
+          {input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
+           tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
+           static_cast<std::int32_t>(tap_stride()), pr.vectors, packed_.data() + panel_offsets_[p],
+           zero_point_sums, pr.ctx.input_zero_point, acc, sums});
     }
 
     const RunContext& ctx = pr.ctx;
@@ -706,7 +692,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         rows,
         pr.channels,
         channel,
-        needs_window_sums_ ? window_sums : nullptr,
+        sums,
         zero_points_.data() + slot,
         uniform_zero_point_,
         static_cast<std::byte*>(ctx.output) +
@@ -727,7 +713,9 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
  public:
-  static constexpr std::int32_t kMaxTapsOnStack = 1024;
+  // A kernel with more taps runs on the reference engine: it bounds the plan's per-pattern tap
+  // lists.
+  static constexpr std::int32_t kMaxTaps = 1024;
   static constexpr int kMaxAmxRows = kMaxAmxBlock;
 
  private:
@@ -738,7 +726,7 @@ class Avx512VnniKernel final : public PreparedKernel {
   bool transposed_ = false;
   std::int64_t stride_h_ = 1, stride_w_ = 1;  // the tiles' strides (1 for a spread-out input)
   bool depthwise_ = false;
-  AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64]
+  AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64] (preparation only)
   AlignedVector<std::int16_t> depthwise_pairs_;    // per pattern: [block][pair][64][2]
   std::vector<std::int64_t> pattern_pair_offsets_;
   std::vector<std::byte> depthwise_canonical_;  // an s8 input, run as u8 from a copy
@@ -759,14 +747,14 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::vector<std::int64_t> panel_offsets_;
   std::vector<int> panel_vectors_;
   AlignedVector<std::int32_t> zero_points_;  // zw' per channel
-  std::vector<std::int32_t> tap_sums_;       // Σ_c (w' − zw') per tap and channel
+  std::vector<std::int32_t> tap_sums_;  // Σ_c (w' − zw') per tap and channel (preparation only)
   // Padding patterns: (row kind, column kind) → taps and Σ(w' − zw') over them.
   std::int64_t patterns_ = 0, column_kinds_ = 1;
   std::vector<std::int32_t> row_pattern_;                            // per output row
   std::vector<std::pair<std::int64_t, int>> column_tiles_;           // (first x, pixels)
   std::vector<std::int32_t> column_pattern_;                         // per column tile
   std::vector<std::pair<std::int32_t, std::int32_t>> pattern_taps_;  // (first, count)
-  std::vector<std::int64_t> tap_offsets_, tap_weights_;
+  std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
   avx512_vnni::EpilogueKernel epilogue_ = nullptr;
 };
@@ -788,8 +776,8 @@ class Avx512VnniEngine : public Engine {
     if (problem.out_height() > kMaxOutputExtent || problem.out_width() > kMaxOutputExtent) {
       return "an output taller or wider than " + std::to_string(kMaxOutputExtent) + " pixels";
     }
-    if (d.kernel_h * d.kernel_w > Avx512VnniKernel::kMaxTapsOnStack) {
-      return "more than " + std::to_string(Avx512VnniKernel::kMaxTapsOnStack) + " kernel taps";
+    if (d.kernel_h * d.kernel_w > Avx512VnniKernel::kMaxTaps) {
+      return "more than " + std::to_string(Avx512VnniKernel::kMaxTaps) + " kernel taps";
     }
     if (d.in_channels < kIm2colBelowChannels && d.kernel_h * d.kernel_w > 1 &&
         !Avx512VnniKernel::im2col_fits(d.in_channels * d.kernel_h * d.kernel_w)) {

@@ -71,7 +71,7 @@ void gemm_tile(const GemmTile& t) {
     const std::int64_t origin = t.first_row + t.tap_offsets[tap];
 #pragma GCC unroll 8
     for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + row_offset(t, i));
-    const std::int8_t* w = t.weights + t.tap_weights[tap];
+    const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes;
     for (std::int32_t k = 0; k < full_steps; ++k) {
       __m512i wv[kVectors];
 #pragma GCC unroll 4

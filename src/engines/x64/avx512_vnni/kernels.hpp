@@ -30,7 +30,7 @@ struct GemmTile {
   std::int64_t row_stride;          // bytes from one row's window origin to the next
   const std::int64_t* row_offsets;  // or, when not null: row i's origin is first_row + this[i]
   const std::int64_t* tap_offsets;  // per tap: byte offset from a window origin to the tap's pixel
-  const std::int64_t* tap_weights;  // per tap: byte offset of its weight block in `weights`
+  const std::int64_t* tap_steps;  // per tap: its first K step in the panel (times the step's bytes)
   std::int32_t taps;
   std::int32_t steps;     // ceil(channels / 4)
   std::int32_t channels;  // input bytes a tap reads per row (the last step masks the rest)
@@ -57,7 +57,7 @@ struct AmxBlock {
   std::int64_t first_row;   // byte offset of row 0's window origin
   std::int64_t row_stride;  // bytes between consecutive rows' origins
   const std::int64_t* tap_offsets;
-  const std::int64_t* tap_weights;  // byte offsets of each tap's block in a full (64-lane) panel
+  const std::int64_t* tap_steps;  // per tap: its first K step in a full (64-lane) panel
   std::int32_t taps;
   std::int32_t chunks;  // channels / 64
   std::int32_t rows;    // 1 to 32
