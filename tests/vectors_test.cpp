@@ -133,6 +133,27 @@ std::array<std::int64_t, 2> pair(const json& j, const char* key) {
   return {v.at(0), v.at(1)};
 }
 
+// Strides, dilations, pads ([top, left, bottom, right], as the vectors write them) and, for a
+// transposed problem, the output padding.
+void read_window(const json& j, bool transposed, qconv::ProblemDesc& d) {
+  const auto strides = pair(j, "strides");
+  const auto dilations = pair(j, "dilations");
+  d.stride_h = strides[0];
+  d.stride_w = strides[1];
+  d.dilation_h = dilations[0];
+  d.dilation_w = dilations[1];
+  const auto pads = j.at("pads").get<std::vector<std::int64_t>>();  // [top, left, bottom, right]
+  d.pad_top = pads.at(0);
+  d.pad_left = pads.at(1);
+  d.pad_bottom = pads.at(2);
+  d.pad_right = pads.at(3);
+  if (transposed) {
+    const auto output_padding = pair(j, "output_padding");
+    d.output_pad_h = output_padding[0];
+    d.output_pad_w = output_padding[1];
+  }
+}
+
 // Compares element by element; returns how many were compared and reports the first mismatches.
 template <class T>
 std::size_t expect_equal(const qconv::Tensor& got, const VectorFile& f) {
@@ -197,22 +218,7 @@ std::size_t run_cmsisnn(const VectorFile& f) {
   d.out_channels = transposed ? w_shape[1] * d.groups : w_shape[0];
   d.kernel_h = w_shape[2];
   d.kernel_w = w_shape[3];
-  const auto strides = pair(j, "strides");
-  const auto dilations = pair(j, "dilations");
-  d.stride_h = strides[0];
-  d.stride_w = strides[1];
-  d.dilation_h = dilations[0];
-  d.dilation_w = dilations[1];
-  const auto pads = j.at("pads").get<std::vector<std::int64_t>>();  // [top, left, bottom, right]
-  d.pad_top = pads.at(0);
-  d.pad_left = pads.at(1);
-  d.pad_bottom = pads.at(2);
-  d.pad_right = pads.at(3);
-  if (transposed) {
-    const auto output_padding = pair(j, "output_padding");
-    d.output_pad_h = output_padding[0];
-    d.output_pad_w = output_padding[1];
-  }
+  read_window(j, transposed, d);
   d.input_dtype = DType::s8;
   d.weight_dtype = DType::s8;
   d.output_dtype = DType::s8;
@@ -270,22 +276,7 @@ std::size_t run_numpy(const VectorFile& f) {
   const bool hw_first = w_layout == Layout::HWOI;
   d.kernel_h = w_shape[hw_first ? 0 : axes ? static_cast<std::size_t>(axes->h) : 2];
   d.kernel_w = w_shape[hw_first ? 1 : axes ? static_cast<std::size_t>(axes->w) : 3];
-  const auto strides = pair(j, "strides");
-  const auto dilations = pair(j, "dilations");
-  d.stride_h = strides[0];
-  d.stride_w = strides[1];
-  d.dilation_h = dilations[0];
-  d.dilation_w = dilations[1];
-  const auto pads = j.at("pads").get<std::vector<std::int64_t>>();  // [top, left, bottom, right]
-  d.pad_top = pads.at(0);
-  d.pad_left = pads.at(1);
-  d.pad_bottom = pads.at(2);
-  d.pad_right = pads.at(3);
-  if (transposed) {
-    const auto output_padding = pair(j, "output_padding");
-    d.output_pad_h = output_padding[0];
-    d.output_pad_w = output_padding[1];
-  }
+  read_window(j, transposed, d);
   d.input_dtype = x_dtype;
   d.weight_dtype = w_dtype;
   d.input_layout = x_layout;
