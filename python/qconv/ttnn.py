@@ -164,11 +164,12 @@ def _dtype_keyword(value, field):
     if name.startswith("DataType."):
         name = name[len("DataType."):]
     name = name.lower()
-    if name not in _DTYPES[field]:
+    allowed = _DTYPES[field]
+    if name not in allowed:
+        choices = ", ".join(allowed[:-1]) + " or " + allowed[-1]
         raise InvalidArgument(
-            f"{field} = {value!r}: qconv computes quantized integer convolutions, with "
-            f"{' or '.join(_DTYPES[field])} here; {name} would change the numbers, which qconv "
-            "cannot honour")
+            f"{field} = {value!r}: qconv computes quantized integer convolutions ({field} "
+            f"{choices}); {name} would change the numbers, which qconv cannot honour")
     return name
 
 
