@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -132,17 +133,19 @@ TEST(ThreadPoolHost, AHostPoolCallNeverWakesQconvsPool) {
 }
 
 // The threads that run parallel_for's chunks under a HostPoolScope are the pool's own: the same
-// set that pthreadpool itself uses for a call of its own, the caller among them.
+// set that pthreadpool itself uses for a call of its own, the caller among them. Each chunk waits
+// until all three threads have arrived, so that none can take over another's chunks.
 TEST(ThreadPoolHost, ChunksRunOnThePoolsThreads) {
   const Pool pool = make_pool(3);
-  const auto slow_chunk = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
-
   struct Seen {
     std::mutex mutex;
+    std::condition_variable arrived;
     std::set<std::thread::id> ids;
-    void add() {
-      const std::lock_guard lock(mutex);
+    void arrive() {
+      std::unique_lock lock(mutex);
       ids.insert(std::this_thread::get_id());
+      arrived.notify_all();
+      arrived.wait_for(lock, std::chrono::seconds(10), [this] { return ids.size() >= 3; });
     }
   };
   Seen direct;
@@ -150,18 +153,16 @@ TEST(ThreadPoolHost, ChunksRunOnThePoolsThreads) {
   // inside pthreadpool (run_on_host_pool does the same).
   struct DirectContext {
     Seen* seen;
-    decltype(slow_chunk)* wait;
     std::atomic<bool> published{false};
     std::atomic<int> done{0};
-  } direct_context{&direct, &slow_chunk};
+  } direct_context{&direct};
   direct_context.published.store(true, std::memory_order_release);
   pthreadpool_parallelize_1d(
       pool.get(),
       [](void* c, std::size_t) {
         auto& context = *static_cast<DirectContext*>(c);
         (void)context.published.load(std::memory_order_acquire);
-        context.seen->add();
-        (*context.wait)();
+        context.seen->arrive();
         context.done.fetch_add(1, std::memory_order_release);
       },
       &direct_context, 12, 0);
@@ -172,10 +173,7 @@ TEST(ThreadPoolHost, ChunksRunOnThePoolsThreads) {
   {
     const detail::HostPoolScope scope(pool.get());
     detail::parallel_for(8, 12, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i) {
-        through_qconv.add();
-        slow_chunk();
-      }
+      for (std::int64_t i = begin; i < end; ++i) through_qconv.arrive();
     });
   }
   EXPECT_EQ(detail::ThreadPool::instance().shared_calls(), before);
