@@ -77,7 +77,9 @@ inline __m512i round_clamped(__m512 v, float lo, float hi) {
 // INT32_MIN; the low one unless the narrowing saturates there (saturated_low, below).
 inline __m512i round_then_add_zero_point(__m512 x, const StageView& s, bool saturated_low) {
   x = _mm512_min_ps(x, _mm512_set1_ps(static_cast<float>(s.hi - s.zero_point)));
-  if (!saturated_low) x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
+  // Branch-free (the row loop stays one block): −inf clamps nothing.
+  const float low = saturated_low ? -__builtin_inff() : static_cast<float>(s.lo - s.zero_point);
+  x = _mm512_max_ps(x, _mm512_set1_ps(low));
   return _mm512_add_epi32(_mm512_cvtps_epi32(x), _mm512_set1_epi32(s.zero_point));
 }
 
@@ -249,8 +251,13 @@ inline __m512i pack_bytes(const __m512i (&r)[4]) {
 
 // `kVectors` vectors of 16 channels: a compile-time count, so that the per-vector constants and
 // results stay in registers.
-template <SchemeKind K, DType D, int kVectors>
-void epilogue_vectors(const TileOutput& t, const StageView& s) {
+// kWindow: the tile has window sums to correct by (a weight zero point), else the sums are exact.
+// The stage and the tile are copied in: the output stores are bytes, which may alias anything the
+// function reads through a pointer, so only locals stay in registers across rows.
+template <SchemeKind K, DType D, int kVectors, bool kWindow>
+void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
+  const StageView s = stage;
+  const TileOutput t = tile;
   const bool saturated_low =
       D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
   Lanes at[kVectors];
@@ -258,14 +265,16 @@ void epilogue_vectors(const TileOutput& t, const StageView& s) {
 #pragma GCC unroll 4
   for (int j = 0; j < kVectors; ++j) {
     at[j] = Lanes::load<K>(s, t.channel + 16 * j);
-    fix[j] = Corrections::load(t, j);
+    if constexpr (kWindow) fix[j] = Corrections::load(t, j);
   }
   for (std::int32_t i = 0; i < t.rows; ++i) {
     __m512i r[4];
-    const __m512i row_term = _mm512_set1_epi32(Corrections::row_term(t, i));
+    __m512i row_term = _mm512_setzero_si512();
+    if constexpr (kWindow) row_term = _mm512_set1_epi32(Corrections::row_term(t, i));
 #pragma GCC unroll 4
     for (int j = 0; j < kVectors; ++j) {
-      const __m512i acc = fix[j].apply(_mm512_load_si512(t.acc + i * 64 + j * 16), t, i, row_term);
+      __m512i acc = _mm512_load_si512(t.acc + i * 64 + j * 16);
+      if constexpr (kWindow) acc = fix[j].apply(acc, t, i, row_term);
       r[j] = apply<K>(acc, at[j], s, saturated_low);
     }
     const std::int64_t row = i * t.output_row_stride;
@@ -293,15 +302,22 @@ void epilogue_vectors(const TileOutput& t, const StageView& s) {
   }
 }
 
-template <SchemeKind K, DType D>
-void epilogue(const TileOutput& t, const StageView& stage) {
-  const StageView s = stage;  // a local copy: the byte stores may alias the caller's
+template <SchemeKind K, DType D, bool kWindow>
+void epilogue_by_vectors(const TileOutput& t, const StageView& s) {
   switch ((t.channels + 15) / 16) {
-    case 1: return epilogue_vectors<K, D, 1>(t, s);
-    case 2: return epilogue_vectors<K, D, 2>(t, s);
-    case 3: return epilogue_vectors<K, D, 3>(t, s);
-    default: return epilogue_vectors<K, D, 4>(t, s);
+    case 1: return epilogue_vectors<K, D, 1, kWindow>(t, s);
+    case 2: return epilogue_vectors<K, D, 2, kWindow>(t, s);
+    case 3: return epilogue_vectors<K, D, 3, kWindow>(t, s);
+    default: return epilogue_vectors<K, D, 4, kWindow>(t, s);
   }
+}
+
+template <SchemeKind K, DType D>
+void epilogue(const TileOutput& t, const StageView& s) {
+  if (t.window_sums != nullptr && t.weight_zero_points != nullptr) {
+    return epilogue_by_vectors<K, D, true>(t, s);
+  }
+  epilogue_by_vectors<K, D, false>(t, s);
 }
 
 template <SchemeKind K>
