@@ -77,9 +77,7 @@ inline __m512i round_clamped(__m512 v, float lo, float hi) {
 // INT32_MIN; the low one unless the narrowing saturates there (saturated_low, below).
 inline __m512i round_then_add_zero_point(__m512 x, const StageView& s, bool saturated_low) {
   x = _mm512_min_ps(x, _mm512_set1_ps(static_cast<float>(s.hi - s.zero_point)));
-  // Branch-free (the row loop stays one block): −inf clamps nothing.
-  const float low = saturated_low ? -__builtin_inff() : static_cast<float>(s.lo - s.zero_point);
-  x = _mm512_max_ps(x, _mm512_set1_ps(low));
+  if (!saturated_low) x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
   return _mm512_add_epi32(_mm512_cvtps_epi32(x), _mm512_set1_epi32(s.zero_point));
 }
 
@@ -254,12 +252,11 @@ inline __m512i pack_bytes(const __m512i (&r)[4]) {
 // kWindow: the tile has window sums to correct by (a weight zero point), else the sums are exact.
 // The stage and the tile are copied in: the output stores are bytes, which may alias anything the
 // function reads through a pointer, so only locals stay in registers across rows.
-template <SchemeKind K, DType D, int kVectors, bool kWindow>
+template <SchemeKind K, DType D, int kVectors, bool kWindow, bool kSaturatedLow>
 void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
   const StageView s = stage;
   const TileOutput t = tile;
-  const bool saturated_low =
-      D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
+  constexpr bool saturated_low = kSaturatedLow;
   Lanes at[kVectors];
   Corrections fix[kVectors];
 #pragma GCC unroll 4
@@ -302,22 +299,32 @@ void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
   }
 }
 
-template <SchemeKind K, DType D, bool kWindow>
+template <SchemeKind K, DType D, bool kWindow, bool kSaturatedLow>
 void epilogue_by_vectors(const TileOutput& t, const StageView& s) {
   switch ((t.channels + 15) / 16) {
-    case 1: return epilogue_vectors<K, D, 1, kWindow>(t, s);
-    case 2: return epilogue_vectors<K, D, 2, kWindow>(t, s);
-    case 3: return epilogue_vectors<K, D, 3, kWindow>(t, s);
-    default: return epilogue_vectors<K, D, 4, kWindow>(t, s);
+    case 1: return epilogue_vectors<K, D, 1, kWindow, kSaturatedLow>(t, s);
+    case 2: return epilogue_vectors<K, D, 2, kWindow, kSaturatedLow>(t, s);
+    case 3: return epilogue_vectors<K, D, 3, kWindow, kSaturatedLow>(t, s);
+    default: return epilogue_vectors<K, D, 4, kWindow, kSaturatedLow>(t, s);
   }
+}
+
+template <SchemeKind K, DType D, bool kWindow>
+void epilogue_by_range(const TileOutput& t, const StageView& s) {
+  // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0): the
+  // schemes may skip their own low clamp.
+  const bool saturated_low =
+      D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
+  if (saturated_low) return epilogue_by_vectors<K, D, kWindow, true>(t, s);
+  epilogue_by_vectors<K, D, kWindow, false>(t, s);
 }
 
 template <SchemeKind K, DType D>
 void epilogue(const TileOutput& t, const StageView& s) {
   if (t.window_sums != nullptr && t.weight_zero_points != nullptr) {
-    return epilogue_by_vectors<K, D, true>(t, s);
+    return epilogue_by_range<K, D, true>(t, s);
   }
-  epilogue_by_vectors<K, D, false>(t, s);
+  epilogue_by_range<K, D, false>(t, s);
 }
 
 template <SchemeKind K>
