@@ -143,10 +143,14 @@ class GemmKernel final : public PreparedKernel {
         lane_dwords_[static_cast<std::size_t>(l)] =
             static_cast<std::int32_t>((l / group_out_) * group_in_ / 4);
       }
-      // The common narrow groups get their input by broadcasts, with lanes arranged for them.
-      if (group_in_ == 4 && group_out_ == 4 && groups_ % 4 == 0) {
+      // The common narrow groups get their input by broadcasts, with lanes arranged for them,
+      // where the kernel set has tiles for that arrangement.
+      const auto has = [&](GroupedLanes lanes) {
+        return kernels.grouped_tile(1, 1, false, lanes) != nullptr;
+      };
+      if (group_in_ == 4 && group_out_ == 4 && groups_ % 4 == 0 && has(GroupedLanes::four_groups)) {
         grouped_lanes_ = GroupedLanes::four_groups;
-      } else if (group_out_ % 16 == 0) {
+      } else if (group_out_ % 16 == 0 && has(GroupedLanes::one_group)) {
         grouped_lanes_ = GroupedLanes::one_group;
       }
     }

@@ -193,7 +193,9 @@ struct KernelSet {
   void (*amx_begin)();      // before a thread's first block of a run
   void (*amx_end)();        // after its last: releases the tiles
   void (*amx_block)(const AmxBlock&);
-  // Grouped tiles for groups narrower than a panel (null: each group has panels of its own).
+  // Grouped tiles for groups narrower than a panel (null: each group has panels of its own). It
+  // returns null for a lane arrangement it has no tiles for (the planner then uses `gathered`,
+  // which every grouped tile must take).
   GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums, GroupedLanes lanes);
 };
 
