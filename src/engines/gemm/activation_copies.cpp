@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "engines/x64/avx512_vnni/activation_copies.hpp"
+#include "engines/gemm/activation_copies.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,11 +7,11 @@
 #include "core/aligned.hpp"
 #include "core/parallel.hpp"
 
-namespace qconv::detail::avx512_vnni {
+namespace qconv::detail::gemm {
 namespace {
 
-void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes, bool to_u8) {
-  if (!to_u8) {
+void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes, bool flip_sign) {
+  if (!flip_sign) {
     std::memcpy(to, from, static_cast<std::size_t>(bytes));
     return;
   }
@@ -46,11 +46,12 @@ const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_heig
       if (j < 0 || j % stride_h != 0 || j / stride_h >= in.height || first_w >= end_w) continue;
       const std::uint8_t* line = in.data + (n * in.height + j / stride_h) * in.width * c;
       if (stride_w == 1) {  // one run of pixels
-        copy_bytes(to + (first_w + left) * c, line + first_w * c, (end_w - first_w) * c, in.to_u8);
+        copy_bytes(to + (first_w + left) * c, line + first_w * c, (end_w - first_w) * c,
+                   in.flip_sign);
         continue;
       }
       for (std::int64_t w = first_w; w < end_w; ++w) {
-        copy_bytes(to + (w * stride_w + left) * c, line + w * c, c, in.to_u8);
+        copy_bytes(to + (w * stride_w + left) * c, line + w * c, c, in.flip_sign);
       }
     }
   });
@@ -69,7 +70,7 @@ const std::uint8_t* dense_copy(const ActivationCopy& in, std::int64_t out_height
       const std::uint8_t* from = in.data + (n * in.height + y * stride_h) * in.width * c;
       std::uint8_t* to = out + row * out_width * c;
       for (std::int64_t x = 0; x < out_width; ++x) {
-        copy_bytes(to + x * c, from + x * stride_w * c, c, in.to_u8);
+        copy_bytes(to + x * c, from + x * stride_w * c, c, in.flip_sign);
       }
     }
   });
@@ -81,7 +82,7 @@ const std::uint8_t* plain_copy(const ActivationCopy& in) {
   std::uint8_t* out = thread_scratch(static_cast<std::size_t>(rows * row_bytes), 0);
   parallel_for(in.threads, rows, [&](std::int64_t begin, std::int64_t end) {
     copy_bytes(out + begin * row_bytes, in.data + begin * row_bytes, (end - begin) * row_bytes,
-               in.to_u8);
+               in.flip_sign);
   });
   return out;
 }
@@ -121,4 +122,4 @@ void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64
   });
 }
 
-}  // namespace qconv::detail::avx512_vnni
+}  // namespace qconv::detail::gemm

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+// The AVX-512 VNNI kernels as a KernelSet (built for the baseline ISA: only the table lives here).
+#include "engines/x64/avx512_vnni/kernel_set.hpp"
+
+#include "engines/x64/avx512_vnni/kernels.hpp"
+
+namespace qconv::detail::avx512_vnni {
+
+const gemm::KernelSet& kernel_set() {
+  static constexpr gemm::KernelSet kernels{
+      "avx512_vnni",     "6x64 zmm vpdpbusd", kMaxRows,      true,
+      &gemm_tile_kernel, &gather_windows,     &correct_tile, &epilogue_kernel,
+      &depthwise_tile,   &amx_available,      &amx_begin,    &amx_end,
+      &amx_block,
+  };
+  return kernels;
+}
+
+}  // namespace qconv::detail::avx512_vnni
