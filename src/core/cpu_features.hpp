@@ -38,9 +38,9 @@ enum ArmCpuFeature : CpuFeatures {
 inline constexpr CpuFeatures kKnownArmCpuFeatures = kNeon | kNeonDot | kI8mm;
 
 // Every bit this library knows; a file naming any other bit was written by a newer library.
-inline constexpr CpuFeatures kKnownCpuFeatures =
-    kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni | kAvx512vl | kAvx512dq | kAmxTile | kAmxInt8 |
-    kKnownArmCpuFeatures;
+inline constexpr CpuFeatures kKnownCpuFeatures = kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni |
+                                                 kAvx512vl | kAvx512dq | kAmxTile | kAmxInt8 |
+                                                 kKnownArmCpuFeatures;
 
 // The features of the CPU this process runs on, usable by user code: the instruction set is
 // present (cpuid) and the operating system saves the registers it needs (xgetbv); on ARM, what
