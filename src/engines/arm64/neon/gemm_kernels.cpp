@@ -21,101 +21,130 @@ inline std::int64_t row_offset(const gemm::GemmTile& t, int i) {
 
 // Up to 4 bytes (a tap's ragged end reads fewer: nothing past the tensor) broadcast to 4 lanes.
 inline int8x16_t group(const std::int8_t* p, std::int32_t bytes) {
-  std::int32_t word = 0;
-  std::memcpy(&word, p, static_cast<std::size_t>(bytes));
-  return vreinterpretq_s8_s32(vdupq_n_s32(word));
+  std::uint32_t word = 0;
+  if (bytes == 4) {
+    std::memcpy(&word, p, 4);
+  } else {
+    for (std::int32_t b = 0; b < bytes; ++b) word |= std::uint32_t{std::uint8_t(p[b])} << (8 * b);
+  }
+  return vreinterpretq_s8_u32(vdupq_n_u32(word));
 }
 
-// One K step of kRows rows: x[i] holds row i's 4 bytes in every lane.
-template <int kRows>
-inline void step(int32x4_t (&half)[kRows][8], const std::int8_t* w, const int8x16_t (&x)[kRows]) {
-  int8x16_t wq[4];
-#pragma GCC unroll 4
-  for (int q = 0; q < 4; ++q) wq[q] = vld1q_s8(w + 16 * q);
-#pragma GCC unroll 2
-  for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q) {
-      half[i][2 * q] = vpadalq_s16(half[i][2 * q], vmull_s8(vget_low_s8(wq[q]), vget_low_s8(x[i])));
-      half[i][2 * q + 1] = vpadalq_s16(half[i][2 * q + 1], vmull_high_s8(wq[q], x[i]));
-    }
+// One row's 16 channels as half sums: h[2q] holds channels 4q, 4q+1 and h[2q + 1] channels 4q+2,
+// 4q+3, each as [c k01, c k23, c+1 k01, c+1 k23]. Named members, not an array: GCC keeps them in
+// registers then (an array of vectors it kept on the stack).
+struct HalfSums {
+  int32x4_t h0, h1, h2, h3, h4, h5, h6, h7;
+};
+
+inline HalfSums zero_sums() {
+  const int32x4_t z = vdupq_n_s32(0);
+  return {z, z, z, z, z, z, z, z};
+}
+
+// Weight register w (4 channels x 4 bytes) times x (4 input bytes in every lane).
+inline int32x4_t low_products(int32x4_t h, int8x16_t w, int8x16_t x) {
+  return vpadalq_s16(h, vmull_s8(vget_low_s8(w), vget_low_s8(x)));
+}
+inline int32x4_t high_products(int32x4_t h, int8x16_t w, int8x16_t x) {
+  return vpadalq_s16(h, vmull_high_s8(w, x));
+}
+
+// One K step of one row.
+inline void step(HalfSums& s, const int8x16_t (&w)[4], int8x16_t x) {
+  s.h0 = low_products(s.h0, w[0], x);
+  s.h1 = high_products(s.h1, w[0], x);
+  s.h2 = low_products(s.h2, w[1], x);
+  s.h3 = high_products(s.h3, w[1], x);
+  s.h4 = low_products(s.h4, w[2], x);
+  s.h5 = high_products(s.h5, w[2], x);
+  s.h6 = low_products(s.h6, w[3], x);
+  s.h7 = high_products(s.h7, w[3], x);
+}
+
+inline void load_weights(int8x16_t (&w)[4], const std::int8_t* p) {
+  // Keeps the compiler from hoisting later steps' weight loads above this step's multiplies: the
+  // 16 half sums of two rows need the registers.
+  __asm__ volatile("" ::: "memory");
+  w[0] = vld1q_s8(p);
+  w[1] = vld1q_s8(p + 16);
+  w[2] = vld1q_s8(p + 32);
+  w[3] = vld1q_s8(p + 48);
+}
+
+inline int8x16_t lane_group(int8x16_t v, int lane) {
+  const int32x4_t words = vreinterpretq_s32_s8(v);
+  switch (lane) {
+    case 0: return vreinterpretq_s8_s32(vdupq_laneq_s32(words, 0));
+    case 1: return vreinterpretq_s8_s32(vdupq_laneq_s32(words, 1));
+    case 2: return vreinterpretq_s8_s32(vdupq_laneq_s32(words, 2));
+    default: return vreinterpretq_s8_s32(vdupq_laneq_s32(words, 3));
   }
 }
 
-// Rows [first, first + kRows) of sub-panel j.
-template <int kRows>
+// The sums of one row into acc: channels j * 16 + [0, 16), plus the constant term `start`.
+inline void store_row(std::int32_t* acc, const HalfSums& s, const int32x4_t (&start)[4]) {
+  vst1q_s32(acc, vaddq_s32(start[0], vpaddq_s32(s.h0, s.h1)));
+  vst1q_s32(acc + 4, vaddq_s32(start[1], vpaddq_s32(s.h2, s.h3)));
+  vst1q_s32(acc + 8, vaddq_s32(start[2], vpaddq_s32(s.h4, s.h5)));
+  vst1q_s32(acc + 12, vaddq_s32(start[3], vpaddq_s32(s.h6, s.h7)));
+}
+
+// Rows `first` and (with kTwo) first + 1 of sub-panel j.
+template <bool kTwo>
 void rows_of_sub_panel(const gemm::GemmTile& t, int j, int first) {
-  int32x4_t half[kRows][8];
-#pragma GCC unroll 2
-  for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 8
-    for (int q = 0; q < 8; ++q) half[i][q] = vdupq_n_s32(0);
-  }
+  HalfSums a = zero_sums(), b = zero_sums();
   const std::int64_t step_bytes = std::int64_t{t.vectors} * 64;
   const auto* input = reinterpret_cast<const std::int8_t*>(t.input);
-  for (std::int32_t tap = 0; tap < t.taps; ++tap) {
-    const std::int8_t* row[kRows];
-    const std::int64_t origin = t.first_row + t.tap_offsets[tap];
-#pragma GCC unroll 2
-    for (int i = 0; i < kRows; ++i) row[i] = input + (origin + row_offset(t, first + i));
-    const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes + j * 64;
+  // Locals: the barrier in load_weights() would otherwise reload these from the tile every step.
+  const std::int32_t channels = t.channels, taps = t.taps;
+  const std::int64_t* const tap_offsets = t.tap_offsets;
+  const std::int64_t* const tap_steps = t.tap_steps;
+  const std::int64_t at_a = t.first_row + row_offset(t, first);
+  const std::int64_t at_b = kTwo ? t.first_row + row_offset(t, first + 1) : at_a;
+  int8x16_t w[4];
+  for (std::int32_t tap = 0; tap < taps; ++tap) {
+    const std::int8_t* row_a = input + (at_a + tap_offsets[tap]);
+    const std::int8_t* row_b = input + (at_b + tap_offsets[tap]);
+    const std::int8_t* p = t.weights + tap_steps[tap] * step_bytes + j * 64;
     std::int32_t c = 0;
-    for (; c + 16 <= t.channels; c += 16) {  // one 16-byte load per row serves 4 steps
-      int8x16_t v[kRows];
-#pragma GCC unroll 2
-      for (int i = 0; i < kRows; ++i) v[i] = vld1q_s8(row[i] + c);
-      int8x16_t x[kRows];
-#pragma GCC unroll 2
-      for (int i = 0; i < kRows; ++i) {
-        x[i] = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(v[i]), 0));
+    for (; c + 16 <= channels; c += 16) {  // one 16-byte load per row serves 4 steps
+      const int8x16_t va = vld1q_s8(row_a + c);
+      const int8x16_t vb = kTwo ? vld1q_s8(row_b + c) : va;
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        load_weights(w, p + k * step_bytes);
+        step(a, w, lane_group(va, k));
+        if (kTwo) step(b, w, lane_group(vb, k));
       }
-      step<kRows>(half, w, x);
-#pragma GCC unroll 2
-      for (int i = 0; i < kRows; ++i) {
-        x[i] = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(v[i]), 1));
-      }
-      step<kRows>(half, w + step_bytes, x);
-#pragma GCC unroll 2
-      for (int i = 0; i < kRows; ++i) {
-        x[i] = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(v[i]), 2));
-      }
-      step<kRows>(half, w + 2 * step_bytes, x);
-#pragma GCC unroll 2
-      for (int i = 0; i < kRows; ++i) {
-        x[i] = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(v[i]), 3));
-      }
-      step<kRows>(half, w + 3 * step_bytes, x);
-      w += 4 * step_bytes;
+      p += 4 * step_bytes;
     }
-    for (; c < t.channels; c += 4) {
-      const std::int32_t bytes = t.channels - c < 4 ? t.channels - c : 4;
-      int8x16_t x[kRows];
-#pragma GCC unroll 2
-      for (int i = 0; i < kRows; ++i) x[i] = group(row[i] + c, bytes);
-      step<kRows>(half, w, x);
-      w += step_bytes;
+    for (; c < channels; c += 4) {
+      const std::int32_t bytes = channels - c < 4 ? channels - c : 4;
+      load_weights(w, p);
+      step(a, w, group(row_a + c, bytes));
+      if (kTwo) step(b, w, group(row_b + c, bytes));
+      p += step_bytes;
     }
   }
+  int32x4_t start[4];
   for (int q = 0; q < 4; ++q) {
-    int32x4_t start = vdupq_n_s32(0);
+    start[q] = vdupq_n_s32(0);
     if (t.zero_point_sums != nullptr) {  // −zx'·Σ(w' − zw'), wrapping as s32
-      start = vmlsq_s32(start, vdupq_n_s32(t.input_zero_point),
-                        vld1q_s32(t.zero_point_sums + j * 16 + q * 4));
-    }
-#pragma GCC unroll 2
-    for (int i = 0; i < kRows; ++i) {
-      const int32x4_t sums = vpaddq_s32(half[i][2 * q], half[i][2 * q + 1]);
-      vst1q_s32(t.acc + (first + i) * 64 + j * 16 + q * 4, vaddq_s32(start, sums));
+      start[q] = vmlsq_s32(start[q], vdupq_n_s32(t.input_zero_point),
+                           vld1q_s32(t.zero_point_sums + j * 16 + q * 4));
     }
   }
+  store_row(t.acc + first * 64 + j * 16, a, start);
+  if (kTwo) store_row(t.acc + (first + 1) * 64 + j * 16, b, start);
 }
 
 template <int kRows>
 void gemm_tile(const gemm::GemmTile& t) {
   for (int j = 0; j < t.vectors; ++j) {
     int i = 0;
-    for (; i + 2 <= kRows; i += 2) rows_of_sub_panel<2>(t, j, i);
-    if (i < kRows) rows_of_sub_panel<1>(t, j, i);
+    for (; i + 2 <= kRows; i += 2) rows_of_sub_panel<true>(t, j, i);
+    if (i < kRows) rows_of_sub_panel<false>(t, j, i);
   }
   if (t.window_sums != nullptr) window_sums(t, kRows);
 }

@@ -20,9 +20,9 @@ inline std::int64_t row_offset(const gemm::GemmTile& t, int i) {
 // 1 to 3 bytes (the ragged end of a tap's channels) as one 4-byte group, zeros after them: nothing
 // past the tensor is read.
 inline int8x16_t ragged_group(const std::int8_t* p, std::int32_t bytes) {
-  std::int32_t word = 0;
-  std::memcpy(&word, p, static_cast<std::size_t>(bytes));
-  return vreinterpretq_s8_s32(vdupq_n_s32(word));
+  std::uint32_t word = 0;
+  for (std::int32_t b = 0; b < bytes; ++b) word |= std::uint32_t{std::uint8_t(p[b])} << (8 * b);
+  return vreinterpretq_s8_u32(vdupq_n_u32(word));
 }
 
 inline int8x16_t group(const std::int8_t* p) {
@@ -35,6 +35,9 @@ inline int8x16_t group(const std::int8_t* p) {
 // weight registers.
 template <int S, int kRows>
 inline void step(int32x4_t (&acc)[kRows][4], const std::int8_t* w, const int8x16_t (&x)[kRows]) {
+  // Keeps the compiler from hoisting the next steps' weight loads above these sdots: 16 weight
+  // registers at once would leave too few for the 16 accumulators (it spilled two of them).
+  __asm__ volatile("" ::: "memory");
   const int8x16_t w0 = vld1q_s8(w), w1 = vld1q_s8(w + 16), w2 = vld1q_s8(w + 32),
                   w3 = vld1q_s8(w + 48);
 #pragma GCC unroll 4
@@ -65,14 +68,20 @@ void sub_panel(const gemm::GemmTile& t, int j) {
   }
   const std::int64_t step_bytes = std::int64_t{t.vectors} * 64;
   const auto* input = reinterpret_cast<const std::int8_t*>(t.input);
-  for (std::int32_t tap = 0; tap < t.taps; ++tap) {
-    const std::int8_t* row[kRows];
-    const std::int64_t origin = t.first_row + t.tap_offsets[tap];
+  // Locals: the barrier in step() would otherwise reload these from the tile every K step.
+  const std::int32_t channels = t.channels, taps = t.taps;
+  const std::int64_t* const tap_offsets = t.tap_offsets;
+  const std::int64_t* const tap_steps = t.tap_steps;
+  std::int64_t rows_at[kRows];
 #pragma GCC unroll 4
-    for (int i = 0; i < kRows; ++i) row[i] = input + (origin + row_offset(t, i));
-    const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes + j * 64;
+  for (int i = 0; i < kRows; ++i) rows_at[i] = t.first_row + row_offset(t, i);
+  for (std::int32_t tap = 0; tap < taps; ++tap) {
+    const std::int8_t* row[kRows];
+#pragma GCC unroll 4
+    for (int i = 0; i < kRows; ++i) row[i] = input + (rows_at[i] + tap_offsets[tap]);
+    const std::int8_t* w = t.weights + tap_steps[tap] * step_bytes + j * 64;
     std::int32_t c = 0;
-    for (; c + 16 <= t.channels; c += 16) {  // 4 steps per input load
+    for (; c + 16 <= channels; c += 16) {  // 4 steps per input load
       int8x16_t x[kRows];
 #pragma GCC unroll 4
       for (int i = 0; i < kRows; ++i) x[i] = vld1q_s8(row[i] + c);
@@ -82,8 +91,8 @@ void sub_panel(const gemm::GemmTile& t, int j) {
       step<3, kRows>(acc, w + 3 * step_bytes, x);
       w += 4 * step_bytes;
     }
-    for (; c < t.channels; c += 4) {  // single steps, the last one perhaps ragged
-      const std::int32_t bytes = t.channels - c < 4 ? t.channels - c : 4;
+    for (; c < channels; c += 4) {  // single steps, the last one perhaps ragged
+      const std::int32_t bytes = channels - c < 4 ? channels - c : 4;
       const int8x16_t w0 = vld1q_s8(w), w1 = vld1q_s8(w + 16), w2 = vld1q_s8(w + 32),
                       w3 = vld1q_s8(w + 48);
 #pragma GCC unroll 4
