@@ -8,10 +8,10 @@ namespace qconv::detail::avx512_vnni {
 
 const gemm::KernelSet& kernel_set() {
   static constexpr gemm::KernelSet kernels{
-      "avx512_vnni",     "6x64 zmm vpdpbusd", kMaxRows,      true,
-      &gemm_tile_kernel, &gather_windows,     &correct_tile, &epilogue_kernel,
-      &depthwise_tile,   &amx_available,      &amx_begin,    &amx_end,
-      &amx_block,
+      "avx512_vnni",     "6x64 zmm vpdpbusd",  kMaxRows,      true,
+      &gemm_tile_kernel, &gather_windows,      &correct_tile, &epilogue_kernel,
+      &depthwise_tile,   &amx_available,       &amx_begin,    &amx_end,
+      &amx_block,        &grouped_tile_kernel,
   };
   return kernels;
 }
