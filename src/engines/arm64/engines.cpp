@@ -9,37 +9,40 @@ namespace qconv::detail {
 namespace {
 
 // Both take an s8 input (a u8 one is read from a copy as x − 128: kernels.hpp), and share the
-// depthwise tile, the im2col gather and the output stage; they differ in the GEMM tile.
+// depthwise tile, the im2col gather and the output stage; they differ in the GEMM tile. Neither
+// has AMX blocks or grouped tiles (groups narrower than a panel get panels of their own).
 constexpr gemm::KernelSet kNeonDotKernels{
-    "neon_dot",
-    "4x16c4 sdot (4 rows x 16 channels per sub-panel)",
-    arm64::kMaxRows,
-    false,
-    &arm64::neon_dot::gemm_tile_kernel,
-    &arm64::neon::gather_windows,
-    &arm64::neon::correct_tile,
-    &arm64::neon::epilogue_kernel,
-    &arm64::neon::depthwise_tile,
-    nullptr,
-    nullptr,
-    nullptr,
-    nullptr,
+    .name = "neon_dot",
+    .tile = "4x16c4 sdot (4 rows x 16 channels per sub-panel)",
+    .max_rows = arm64::kMaxRows,
+    .u8_input = false,
+    .gemm_tile = &arm64::neon_dot::gemm_tile_kernel,
+    .gather_windows = &arm64::neon::gather_windows,
+    .correct_tile = &arm64::neon::correct_tile,
+    .epilogue = &arm64::neon::epilogue_kernel,
+    .depthwise_tile = &arm64::neon::depthwise_tile,
+    .amx_available = nullptr,
+    .amx_begin = nullptr,
+    .amx_end = nullptr,
+    .amx_block = nullptr,
+    .grouped_tile = nullptr,
 };
 
 constexpr gemm::KernelSet kNeonKernels{
-    "neon",
-    "4x16 smull/sadalp (2 rows at a time)",
-    arm64::kMaxRows,
-    false,
-    &arm64::neon::gemm_tile_kernel,
-    &arm64::neon::gather_windows,
-    &arm64::neon::correct_tile,
-    &arm64::neon::epilogue_kernel,
-    &arm64::neon::depthwise_tile,
-    nullptr,
-    nullptr,
-    nullptr,
-    nullptr,
+    .name = "neon",
+    .tile = "4x16 smull/sadalp (2 rows at a time)",
+    .max_rows = arm64::kMaxRows,
+    .u8_input = false,
+    .gemm_tile = &arm64::neon::gemm_tile_kernel,
+    .gather_windows = &arm64::neon::gather_windows,
+    .correct_tile = &arm64::neon::correct_tile,
+    .epilogue = &arm64::neon::epilogue_kernel,
+    .depthwise_tile = &arm64::neon::depthwise_tile,
+    .amx_available = nullptr,
+    .amx_begin = nullptr,
+    .amx_end = nullptr,
+    .amx_block = nullptr,
+    .grouped_tile = nullptr,
 };
 
 }  // namespace
