@@ -10,7 +10,7 @@ namespace {
 
 // Both take an s8 input (a u8 one is read from a copy as x − 128: kernels.hpp), and share the
 // depthwise tile, the im2col gather and the output stage; they differ in the GEMM tile. Neither
-// has AMX blocks or grouped tiles (groups narrower than a panel get panels of their own).
+// has AMX blocks; both have grouped tiles (groups narrower than 16 channels sharing a panel).
 constexpr gemm::KernelSet kNeonDotKernels{
     .name = "neon_dot",
     .tile = "4x16c4 sdot (4 rows x 16 channels per sub-panel)",
@@ -25,7 +25,7 @@ constexpr gemm::KernelSet kNeonDotKernels{
     .amx_begin = nullptr,
     .amx_end = nullptr,
     .amx_block = nullptr,
-    .grouped_tile = nullptr,
+    .grouped_tile = &arm64::neon_dot::grouped_tile_kernel,
 };
 
 constexpr gemm::KernelSet kNeonKernels{
@@ -42,7 +42,7 @@ constexpr gemm::KernelSet kNeonKernels{
     .amx_begin = nullptr,
     .amx_end = nullptr,
     .amx_block = nullptr,
-    .grouped_tile = nullptr,
+    .grouped_tile = &arm64::neon::grouped_tile_kernel,
 };
 
 }  // namespace

@@ -131,3 +131,88 @@ gemm::GemmTileKernel gemm_tile_kernel(int rows, int /*vectors: read from the til
 }
 
 }  // namespace qconv::detail::arm64::neon_dot
+
+// Grouped tiles (kernel_set.hpp: GroupedTile): a panel holds several groups narrower than 16
+// channels side by side, and each lane multiplies 4 bytes of its own group's input channels. A
+// row's input channels for the panel (span bytes, at most 64) are loaded once per tap as a 4-q
+// table; per K step, tbl hands every lane its group's dword (byte indices 4·lane_dwords[l] + 4k +
+// 0..3), then sdot as in the GEMM tile. With window sums, an sdot by ones sums each lane's own
+// bytes, and zw'·Σx comes off that lane's sum here.
+namespace qconv::detail::arm64::neon_dot {
+namespace {
+
+template <int kRows, bool kWindowSums>
+void grouped_tile(const gemm::GroupedTile& g) {
+  const gemm::GemmTile& t = g.gemm;
+  const std::int64_t step_bytes = std::int64_t{t.vectors} * 64;
+  const auto* input = reinterpret_cast<const std::int8_t*>(t.input);
+  const int8x16_t ones = vdupq_n_s8(1);
+  const uint8x16_t byte_of_dword = vreinterpretq_u8_u32(vdupq_n_u32(0x03020100));
+  for (int i = 0; i < kRows; ++i) {
+    const std::int64_t at = t.first_row + row_offset(t, i);
+    for (int j = 0; j < t.vectors; ++j) {
+      uint8x16_t index[4];
+      int32x4_t acc[4], sums[4];
+      for (int q = 0; q < 4; ++q) {
+        const uint32x4_t dwords = vreinterpretq_u32_s32(vld1q_s32(g.lane_dwords + j * 16 + q * 4));
+        // Byte b of lane l: 4·lane_dwords[l] + b.
+        index[q] = vaddq_u8(vreinterpretq_u8_u32(vshlq_n_u32(vmulq_n_u32(dwords, 0x01010101), 2)),
+                            byte_of_dword);
+        acc[q] = vdupq_n_s32(0);
+        if (t.zero_point_sums != nullptr) {
+          acc[q] = vmlsq_s32(acc[q], vdupq_n_s32(t.input_zero_point),
+                             vld1q_s32(t.zero_point_sums + j * 16 + q * 4));
+        }
+        sums[q] = vdupq_n_s32(0);
+      }
+      for (std::int32_t tap = 0; tap < t.taps; ++tap) {
+        const std::int8_t* row = input + (at + t.tap_offsets[tap]);
+        int8x16x4_t table;
+        if (g.span == 64) {
+          table = vld1q_s8_x4(row);
+        } else {  // only the panel's own channels: nothing past them (or the tensor) is read
+          std::int8_t bytes[64] = {};
+          std::memcpy(bytes, row, static_cast<std::size_t>(g.span));
+          table = vld1q_s8_x4(bytes);
+        }
+        const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes + j * 64;
+        uint8x16_t step_index[4] = {index[0], index[1], index[2], index[3]};
+        for (std::int32_t k = 0; k < t.steps; ++k) {
+          for (int q = 0; q < 4; ++q) {
+            const int8x16_t mine = vqtbl4q_s8(table, step_index[q]);
+            acc[q] = vdotq_s32(acc[q], vld1q_s8(w + 16 * q), mine);
+            if constexpr (kWindowSums) sums[q] = vdotq_s32(sums[q], ones, mine);
+            step_index[q] = vaddq_u8(step_index[q], vdupq_n_u8(4));
+          }
+          w += step_bytes;
+        }
+      }
+      for (int q = 0; q < 4; ++q) {
+        int32x4_t sum = acc[q];
+        if constexpr (kWindowSums) {
+          sum = vmlsq_s32(sum, vld1q_s32(g.zero_points + j * 16 + q * 4), sums[q]);
+        }
+        vst1q_s32(t.acc + i * 64 + j * 16 + q * 4, sum);
+      }
+    }
+  }
+}
+
+template <bool kWindowSums>
+gemm::GroupedTileKernel grouped_by_rows(int rows) {
+  switch (rows) {
+    case 1: return &grouped_tile<1, kWindowSums>;
+    case 2: return &grouped_tile<2, kWindowSums>;
+    case 3: return &grouped_tile<3, kWindowSums>;
+    default: return &grouped_tile<4, kWindowSums>;
+  }
+}
+
+}  // namespace
+
+gemm::GroupedTileKernel grouped_tile_kernel(int rows, int /*vectors: read from the tile*/,
+                                            bool window_sums) {
+  return window_sums ? grouped_by_rows<true>(rows) : grouped_by_rows<false>(rows);
+}
+
+}  // namespace qconv::detail::arm64::neon_dot
