@@ -235,8 +235,10 @@ void window_sums(const gemm::GemmTile& t, int rows) {
   }
 }
 
+// vectors_within_groups (groups of 16 or 32: a sub-panel's lanes all read one dword) needs nothing
+// of its own here: tbl hands out any lane's dword.
 gemm::GroupedTileKernel grouped_tile_kernel(int rows, int /*vectors: read from the tile*/,
-                                            bool window_sums) {
+                                            bool window_sums, bool /*vectors_within_groups*/) {
   return window_sums ? grouped_by_rows<true>(rows) : grouped_by_rows<false>(rows);
 }
 
