@@ -52,6 +52,10 @@ void gather_windows(const gemm::WindowGather& g);   // im2col of one tile
 void correct_tile(const gemm::TileOutput& t);       // the window-sum corrections alone
 // t.window_sums[i] = Σ of the s8 input bytes row i of the tile reads (rows 0..rows − 1).
 void window_sums(const gemm::GemmTile& t, int rows);
+// A grouped tile's sub-panel j run as the GEMM sub-panel `t` (groups of 16 or 32 channels): its
+// lanes' zw'·Σx off t.acc, Σx being the window sums of t.
+void subtract_group_window_sums(const gemm::GroupedTile& g, const gemm::GemmTile& t, int j,
+                                int rows);
 // The output stage in 4-lane NEON: every scheme of SPEC §4, bit for bit as OutputStage::apply.
 gemm::EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype);
 }  // namespace neon

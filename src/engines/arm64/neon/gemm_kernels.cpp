@@ -208,17 +208,52 @@ void grouped_tile(const gemm::GroupedTile& g) {
   }
 }
 
+// Groups of 16 or 32 channels (vectors_within_groups): sub-panel j is a plain GEMM sub-panel over
+// its group's input channels (the broadcast, no tbl), as in the sdot kernels.
+template <int kRows, bool kWindowSums>
+void group_vectors_tile(const gemm::GroupedTile& g) {
+  for (int j = 0; j < g.gemm.vectors; ++j) {
+    gemm::GemmTile t = g.gemm;
+    t.first_row += 4 * std::int64_t{g.lane_dwords[j * 16]};
+    int i = 0;
+    for (; i + 2 <= kRows; i += 2) rows_of_sub_panel<true>(t, j, i);
+    if (i < kRows) rows_of_sub_panel<false>(t, j, i);
+    if constexpr (kWindowSums) subtract_group_window_sums(g, t, j, kRows);
+  }
+}
+
+template <int kRows, bool kWindowSums>
+gemm::GroupedTileKernel grouped_for(bool vectors_within_groups) {
+  return vectors_within_groups ? &group_vectors_tile<kRows, kWindowSums>
+                               : &grouped_tile<kRows, kWindowSums>;
+}
+
 template <bool kWindowSums>
-gemm::GroupedTileKernel grouped_by_rows(int rows) {
+gemm::GroupedTileKernel grouped_by_rows(int rows, bool vectors_within_groups) {
   switch (rows) {
-    case 1: return &grouped_tile<1, kWindowSums>;
-    case 2: return &grouped_tile<2, kWindowSums>;
-    case 3: return &grouped_tile<3, kWindowSums>;
-    default: return &grouped_tile<4, kWindowSums>;
+    case 1: return grouped_for<1, kWindowSums>(vectors_within_groups);
+    case 2: return grouped_for<2, kWindowSums>(vectors_within_groups);
+    case 3: return grouped_for<3, kWindowSums>(vectors_within_groups);
+    default: return grouped_for<4, kWindowSums>(vectors_within_groups);
   }
 }
 
 }  // namespace
+
+void subtract_group_window_sums(const gemm::GroupedTile& g, const gemm::GemmTile& t, int j,
+                                int rows) {
+  std::int32_t sums[kMaxRows];
+  gemm::GemmTile summed = t;
+  summed.window_sums = sums;
+  window_sums(summed, rows);
+  for (int i = 0; i < rows; ++i) {
+    for (int q = 0; q < 4; ++q) {
+      std::int32_t* acc = t.acc + i * 64 + j * 16 + q * 4;
+      vst1q_s32(acc, vmlsq_s32(vld1q_s32(acc), vld1q_s32(g.zero_points + j * 16 + q * 4),
+                               vdupq_n_s32(sums[i])));
+    }
+  }
+}
 
 void window_sums(const gemm::GemmTile& t, int rows) {
   const auto* input = reinterpret_cast<const std::int8_t*>(t.input);
@@ -235,11 +270,10 @@ void window_sums(const gemm::GemmTile& t, int rows) {
   }
 }
 
-// vectors_within_groups (groups of 16 or 32: a sub-panel's lanes all read one dword) needs nothing
-// of its own here: tbl hands out any lane's dword.
 gemm::GroupedTileKernel grouped_tile_kernel(int rows, int /*vectors: read from the tile*/,
-                                            bool window_sums, bool /*vectors_within_groups*/) {
-  return window_sums ? grouped_by_rows<true>(rows) : grouped_by_rows<false>(rows);
+                                            bool window_sums, bool vectors_within_groups) {
+  return window_sums ? grouped_by_rows<true>(rows, vectors_within_groups)
+                     : grouped_by_rows<false>(rows, vectors_within_groups);
 }
 
 gemm::GemmTileKernel gemm_tile_kernel(int rows, int /*vectors: read from the tile*/) {

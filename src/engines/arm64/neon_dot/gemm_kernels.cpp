@@ -198,23 +198,41 @@ void grouped_tile(const gemm::GroupedTile& g) {
   }
 }
 
+// Groups of 16 or 32 channels (vectors_within_groups): every lane of sub-panel j reads the same
+// group's dwords, so the sub-panel is a plain GEMM sub-panel over that group's input channels —
+// the broadcast sdot, no tbl.
+template <int kRows, bool kWindowSums>
+void group_vectors_tile(const gemm::GroupedTile& g) {
+  for (int j = 0; j < g.gemm.vectors; ++j) {
+    gemm::GemmTile t = g.gemm;
+    t.first_row += 4 * std::int64_t{g.lane_dwords[j * 16]};
+    sub_panel<kRows>(t, j);
+    if constexpr (kWindowSums) neon::subtract_group_window_sums(g, t, j, kRows);
+  }
+}
+
+template <int kRows, bool kWindowSums>
+gemm::GroupedTileKernel grouped_for(bool vectors_within_groups) {
+  return vectors_within_groups ? &group_vectors_tile<kRows, kWindowSums>
+                               : &grouped_tile<kRows, kWindowSums>;
+}
+
 template <bool kWindowSums>
-gemm::GroupedTileKernel grouped_by_rows(int rows) {
+gemm::GroupedTileKernel grouped_by_rows(int rows, bool vectors_within_groups) {
   switch (rows) {
-    case 1: return &grouped_tile<1, kWindowSums>;
-    case 2: return &grouped_tile<2, kWindowSums>;
-    case 3: return &grouped_tile<3, kWindowSums>;
-    default: return &grouped_tile<4, kWindowSums>;
+    case 1: return grouped_for<1, kWindowSums>(vectors_within_groups);
+    case 2: return grouped_for<2, kWindowSums>(vectors_within_groups);
+    case 3: return grouped_for<3, kWindowSums>(vectors_within_groups);
+    default: return grouped_for<4, kWindowSums>(vectors_within_groups);
   }
 }
 
 }  // namespace
 
-// vectors_within_groups (groups of 16 or 32: a sub-panel's lanes all read one dword) needs nothing
-// of its own here: tbl hands out any lane's dword.
 gemm::GroupedTileKernel grouped_tile_kernel(int rows, int /*vectors: read from the tile*/,
-                                            bool window_sums, bool /*vectors_within_groups*/) {
-  return window_sums ? grouped_by_rows<true>(rows) : grouped_by_rows<false>(rows);
+                                            bool window_sums, bool vectors_within_groups) {
+  return window_sums ? grouped_by_rows<true>(rows, vectors_within_groups)
+                     : grouped_by_rows<false>(rows, vectors_within_groups);
 }
 
 }  // namespace qconv::detail::arm64::neon_dot
