@@ -35,16 +35,16 @@ inline constexpr int kMaxRows = 4;
 namespace neon_dot {
 // sdot tiles: rows 1..kMaxRows, vectors (16-channel sub-panels) 1..4. Needs the dot product.
 gemm::GemmTileKernel gemm_tile_kernel(int rows, int vectors);
-// Grouped tiles (groups narrower than 16 channels side by side in a panel): tbl + sdot.
+// Grouped tiles (groups side by side in a panel): gathered by tbl, or one group per 16 lanes.
 gemm::GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums,
-                                            bool vectors_within_groups);
+                                            gemm::GroupedLanes lanes);
 }  // namespace neon_dot
 
 namespace neon {
 // Plain NEON tiles on the same panels: smull (s8 x s8 -> s16) and sadalp (pairwise add into s32).
 gemm::GemmTileKernel gemm_tile_kernel(int rows, int vectors);
 gemm::GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums,
-                                            bool vectors_within_groups);
+                                            gemm::GroupedLanes lanes);
 
 // Shared by both engines (ARMv8.0 NEON, which every aarch64 CPU has):
 void depthwise_tile(const gemm::DepthwiseTile& t);  // channels in lanes, widened s16 multiplies

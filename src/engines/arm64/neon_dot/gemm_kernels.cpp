@@ -198,7 +198,7 @@ void grouped_tile(const gemm::GroupedTile& g) {
   }
 }
 
-// Groups of 16 or 32 channels (vectors_within_groups): every lane of sub-panel j reads the same
+// Groups of 16 or 32 channels (GroupedLanes::one_group): every lane of sub-panel j reads the same
 // group's dwords, so the sub-panel is a plain GEMM sub-panel over that group's input channels —
 // the broadcast sdot, no tbl.
 template <int kRows, bool kWindowSums>
@@ -211,28 +211,31 @@ void group_vectors_tile(const gemm::GroupedTile& g) {
   }
 }
 
+// gathered: tbl; one_group: the plain sub-panel; four_groups: none (the planner then gathers).
 template <int kRows, bool kWindowSums>
-gemm::GroupedTileKernel grouped_for(bool vectors_within_groups) {
-  return vectors_within_groups ? &group_vectors_tile<kRows, kWindowSums>
-                               : &grouped_tile<kRows, kWindowSums>;
+gemm::GroupedTileKernel grouped_for(gemm::GroupedLanes lanes) {
+  switch (lanes) {
+    case gemm::GroupedLanes::gathered: return &grouped_tile<kRows, kWindowSums>;
+    case gemm::GroupedLanes::one_group: return &group_vectors_tile<kRows, kWindowSums>;
+    default: return nullptr;
+  }
 }
 
 template <bool kWindowSums>
-gemm::GroupedTileKernel grouped_by_rows(int rows, bool vectors_within_groups) {
+gemm::GroupedTileKernel grouped_by_rows(int rows, gemm::GroupedLanes lanes) {
   switch (rows) {
-    case 1: return grouped_for<1, kWindowSums>(vectors_within_groups);
-    case 2: return grouped_for<2, kWindowSums>(vectors_within_groups);
-    case 3: return grouped_for<3, kWindowSums>(vectors_within_groups);
-    default: return grouped_for<4, kWindowSums>(vectors_within_groups);
+    case 1: return grouped_for<1, kWindowSums>(lanes);
+    case 2: return grouped_for<2, kWindowSums>(lanes);
+    case 3: return grouped_for<3, kWindowSums>(lanes);
+    default: return grouped_for<4, kWindowSums>(lanes);
   }
 }
 
 }  // namespace
 
 gemm::GroupedTileKernel grouped_tile_kernel(int rows, int /*vectors: read from the tile*/,
-                                            bool window_sums, bool vectors_within_groups) {
-  return window_sums ? grouped_by_rows<true>(rows, vectors_within_groups)
-                     : grouped_by_rows<false>(rows, vectors_within_groups);
+                                            bool window_sums, gemm::GroupedLanes lanes) {
+  return window_sums ? grouped_by_rows<true>(rows, lanes) : grouped_by_rows<false>(rows, lanes);
 }
 
 }  // namespace qconv::detail::arm64::neon_dot
