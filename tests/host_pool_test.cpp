@@ -4,6 +4,8 @@
 // own pool, one pool serves several callers at once, and nested calls and exceptions behave as on
 // qconv's pool. Named ThreadPool* so that scripts/test-tsan.sh runs them under ThreadSanitizer.
 #include <gtest/gtest.h>
+
+#if QCONV_WITH_PTHREADPOOL
 #include <pthreadpool.h>
 
 #include <atomic>
@@ -245,3 +247,41 @@ TEST(ThreadPoolHost, AnExceptionReachesTheCallerAndThePoolStaysUsable) {
 
 }  // namespace
 }  // namespace qconv
+
+#else  // built without pthreadpool (QCONV_WITH_PTHREADPOOL=OFF)
+
+#include <cstdint>
+#include <string>
+
+#include "qconv/error.hpp"
+#include "qconv/plan.hpp"
+
+namespace qconv {
+namespace {
+
+// A host pool is refused by name, before anything is written.
+TEST(ThreadPoolHost, RefusedWhenBuiltWithoutPthreadpool) {
+  ProblemDesc d;
+  d.output_dtype = DType::s32;
+  d.scheme.kind = SchemeKind::int32;
+  const std::int8_t w[1] = {3};
+  const Plan plan = Plan::prepare(
+      Problem(d), {std::span<const std::int8_t>(w), DType::s8, Layout::OHWI, {1, 1, 1, 1}});
+  const std::uint8_t x[1] = {5};
+  std::int32_t y[1] = {-7};
+  RunOptions options;
+  options.pool = reinterpret_cast<pthreadpool_t>(&y);  // never used: refused first
+  try {
+    plan.execute({std::span<const std::uint8_t>(x), DType::u8, Layout::NHWC, {1, 1, 1, 1}},
+                 {std::span<std::int32_t>(y), DType::s32, Layout::NHWC, {1, 1, 1, 1}}, {}, options);
+    FAIL() << "a pool was taken by a build without pthreadpool";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("pool"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(y[0], -7);
+}
+
+}  // namespace
+}  // namespace qconv
+
+#endif

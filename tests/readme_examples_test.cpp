@@ -2,7 +2,9 @@
 // The examples shown in README.md, compiled and checked here so they stay true. Each expected
 // value is worked out by hand in the comment beside it.
 #include <gtest/gtest.h>
+#if QCONV_WITH_PTHREADPOOL
 #include <pthreadpool.h>
+#endif
 
 #include <array>
 #include <vector>
@@ -57,6 +59,7 @@ TEST(ReadmeExamples, OnnxQLinearConv) {
   EXPECT_EQ(y.as<std::uint8_t>()[0], 8);
 }
 
+#if QCONV_WITH_PTHREADPOOL
 // README: "Using it" — a Plan executed on the host's pthreadpool gives what qconv's own pool gives.
 // One 2x2 channel {3, 4, 5, 6}, zero point 2, a 1x1 weight of 3, int32 scheme: 3, 6, 9, 12.
 TEST(ReadmeExamples, ExecuteOnTheHostsPool) {
@@ -78,6 +81,7 @@ TEST(ReadmeExamples, ExecuteOnTheHostsPool) {
   pthreadpool_destroy(host_pool);
   EXPECT_EQ(y, (std::array<std::int32_t, 4>{3, 6, 9, 12}));
 }
+#endif
 
 // README: preparation (ttnn). Prepared once, run twice with different batch sizes; then a call
 // with another stride is refused by name. acc = (9 - 1) * 2 = 16, int32 scheme: 16.

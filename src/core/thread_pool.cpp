@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/thread_pool.hpp"
 
+#include "core/check.hpp"
+
+#if QCONV_WITH_PTHREADPOOL
 #include <pthreadpool.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -189,6 +193,7 @@ class InsideHostTask {
   bool was_inside_;
 };
 
+#if QCONV_WITH_PTHREADPOOL
 // One call on a host pool. It lives on the caller's stack; pthreadpool returns only after every
 // tile has run. The two atomics carry the happens-before edges (caller → tiles, tiles → caller)
 // in code a race detector sees: pthreadpool's own synchronisation happens inside the library.
@@ -219,9 +224,11 @@ void run_host_tile(void* raw, std::size_t begin, std::size_t tile) {
   }
   job.tiles_done.fetch_add(1, std::memory_order_release);
 }
+#endif
 
 }  // namespace
 
+#if QCONV_WITH_PTHREADPOOL
 int host_pool_threads(pthreadpool_t pool) {
   constexpr std::size_t kMost = 1 << 16;  // keeps tile arithmetic far from overflow
   return static_cast<int>(std::clamp<std::size_t>(pthreadpool_get_threads_count(pool), 1, kMost));
@@ -247,6 +254,18 @@ void run_on_host_pool(pthreadpool_t pool, std::int64_t count, ThreadPool::Body b
   (void)job.tiles_done.load(std::memory_order_acquire);
   if (job.failed.load(std::memory_order_relaxed)) std::rethrow_exception(job.error);
 }
+#else
+// Built without pthreadpool (QCONV_WITH_PTHREADPOOL=OFF): a pool is refused before a call starts.
+int host_pool_threads(pthreadpool_t) {
+  fail("pool", "a pthreadpool_t",
+       "this build of qconv has no pthreadpool (built with QCONV_WITH_PTHREADPOOL=OFF); pass "
+       "a thread count instead");
+}
+
+void run_on_host_pool(pthreadpool_t, std::int64_t, ThreadPool::Body, const void*) {
+  host_pool_threads(nullptr);
+}
+#endif
 
 pthreadpool_t current_host_pool() { return host_pool; }
 

@@ -6,7 +6,9 @@
 // reference engine is slow, and the spatial size changes no allocation (the channels and kernel,
 // which size every per-channel table, are the real ones).
 #include <gtest/gtest.h>
+#if QCONV_WITH_PTHREADPOOL
 #include <pthreadpool.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -88,10 +90,12 @@ class ExecuteAllocations : public ::testing::TestWithParam<std::tuple<bool, int>
 
 TEST_P(ExecuteAllocations, NoneAfterTheFirstCall) {
   const auto [with_bias, threads] = GetParam();
+#if QCONV_WITH_PTHREADPOOL
   const std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool(
       threads < 0 ? pthreadpool_create(static_cast<std::size_t>(-threads)) : nullptr,
       &pthreadpool_destroy);
   ASSERT_EQ(threads < 0, pool != nullptr);
+#endif
   const qconv::Problem problem = resnet_3x3(with_bias);
   const auto weights = random_bytes(kChannels * 9 * kChannels, 1, 200);
   const auto plan = qconv::Plan::prepare(
@@ -109,7 +113,11 @@ TEST_P(ExecuteAllocations, NoneAfterTheFirstCall) {
                                      {1, kSize, kSize, kChannels});
   const qconv::TensorView output(std::span<std::uint8_t>(y), DType::u8, Layout::NHWC,
                                  {1, kSize, kSize, kChannels});
-  const qconv::RunOptions options{std::max(threads, 1), std::nullopt, pool.get()};
+  qconv::RunOptions options;
+  options.threads = std::max(threads, 1);
+#if QCONV_WITH_PTHREADPOOL
+  options.pool = pool.get();
+#endif
 
   plan.execute(input, output, bias, options);  // the first call may start the pool's workers
   const auto first = y;
@@ -134,7 +142,11 @@ TEST_P(ExecuteAllocations, NoneAfterTheFirstCall) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BiasAndThreads, ExecuteAllocations,
+#if QCONV_WITH_PTHREADPOOL
                          ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2, -1, -3)));
+#else
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2)));
+#endif
 
 // The checks still run in full on the allocation-free path: a bad call gets the whole message.
 TEST(ExecuteChecks, StillNameTheFieldValueAndRule) {
