@@ -25,11 +25,14 @@ enum CpuFeature : CpuFeatures {
   kAvx512dq = 1u << 5,
   kAmxTile = 1u << 6,  // AMX tiles (the OS saves their state; Linux also asks a process to
   kAmxInt8 = 1u << 7,  // request it: see the AMX kernels)
+  kAvxVnni = 1u << 8,  // 256-bit vpdpbusd, VEX-encoded (cpuid 7.1 eax bit 4)
+  kFma = 1u << 9,
 };
 
 // Every bit this library knows; a file naming any other bit was written by a newer library.
-inline constexpr CpuFeatures kKnownCpuFeatures =
-    kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni | kAvx512vl | kAvx512dq | kAmxTile | kAmxInt8;
+inline constexpr CpuFeatures kKnownCpuFeatures = kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni |
+                                                 kAvx512vl | kAvx512dq | kAmxTile | kAmxInt8 |
+                                                 kAvxVnni | kFma;
 
 // The features of the CPU this process runs on, usable by user code: the instruction set is
 // present (cpuid) and the operating system saves the registers it needs (xgetbv).
