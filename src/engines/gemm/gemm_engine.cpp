@@ -152,6 +152,12 @@ class GemmKernel final : public PreparedKernel {
       pad_top_ = pad_left_ = 0;
     }
     pack(problem, weights);
+    if (kernels.widen_weights != nullptr && !depthwise_) {  // the kernel set's own wider form
+      widened_.assign(packed_.size() * static_cast<std::size_t>(kernels.weight_widening), 0);
+      kernels.widen_weights(packed_.data(), static_cast<std::int64_t>(packed_.size()),
+                            widened_.data());
+      packed_ = {};
+    }
     plan_patterns(problem);
     if (depthwise_) pair_depthwise_weights();
     // Preparation's intermediates: the plan runs from the pattern sums and pairs alone.
@@ -271,12 +277,19 @@ class GemmKernel final : public PreparedKernel {
     const auto& d = problem_.desc();
     std::vector<std::byte> out(
         static_cast<std::size_t>(out_channels_ * group_in_ * d.kernel_h * d.kernel_w));
+    AlignedVector<std::int8_t> narrowed;  // the common form back from a kernel set's wider one
+    if (!widened_.empty()) {
+      narrowed.assign(widened_.size() / static_cast<std::size_t>(kernels_.weight_widening), 0);
+      kernels_.narrow_weights(widened_.data(), static_cast<std::int64_t>(narrowed.size()),
+                              narrowed.data());
+    }
+    const std::int8_t* packed = widened_.empty() ? packed_.data() : narrowed.data();
     std::size_t i = 0;
     for (std::int64_t o = 0; o < out_channels_; ++o) {
       const std::int64_t p = panel_of(o);
       const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
       const std::int8_t* panel =
-          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
+          packed + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
       for (std::int64_t c = 0; c < group_in_; ++c) {
         for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
           const std::int64_t t = path_ == Path::im2col ? 0 : source_tap(tap);
@@ -682,7 +695,9 @@ class GemmKernel final : public PreparedKernel {
       kernels_.gemm_tile(rows, pr.vectors)(
           {input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
            tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
-           static_cast<std::int32_t>(tap_stride()), pr.vectors, packed_.data() + panel_offsets_[p],
+           static_cast<std::int32_t>(tap_stride()), pr.vectors,
+           widened_.empty() ? packed_.data() + panel_offsets_[p]
+                            : widened_.data() + panel_offsets_[p] * kernels_.weight_widening,
            zero_point_sums, pr.ctx.input_zero_point, acc, sums});
     }
 
@@ -751,6 +766,7 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
   std::vector<std::int64_t> panel_channels_;  // each panel's first output channel
   AlignedVector<std::int8_t> packed_;
+  AlignedVector<std::int8_t> widened_;  // or the kernel set's wider form of it (packed_ freed)
   std::vector<std::int64_t> panel_offsets_;
   std::vector<int> panel_vectors_;
   AlignedVector<std::int32_t> zero_points_;  // zw' per channel

@@ -5,8 +5,10 @@
 // summed in registers, the rows' input bytes read again from L1 for the next sub-panel. The
 // multiply-accumulate of 4 input bytes by 4 weight bytes per lane is the policy `Dot`'s:
 //   Dot::Input Dot::input(std::uint32_t bytes)   the 4 bytes of a row's step, broadcast (and split)
-//   Dot::Weights Dot::weights(const std::int8_t*) 8 lanes x 4 weight bytes (and widened)
+//   Dot::Weights Dot::weights(const std::int8_t*) 8 lanes x 4 weights
 //   __m256i Dot::add(__m256i acc, Dot::Input, Dot::Weights)
+//   Dot::kWidening                               the weights' bytes per packed byte
+//   (kernel_set.hpp)
 // Included only by files built with AVX2 (or wider) flags; everything here has internal linkage
 // (see kernel_set.hpp for why no standard-library template may be instantiated there).
 #pragma once
@@ -73,7 +75,8 @@ void sub_panel(const GemmTile& t, int j) {
     acc[i][0] = start[0];
     acc[i][1] = start[1];
   }
-  const std::int64_t step_bytes = std::int64_t{t.vectors} * 64;
+  constexpr int kHalf = 32 * Dot::kWidening;  // 8 lanes of a step
+  const std::int64_t step_bytes = std::int64_t{t.vectors} * 64 * Dot::kWidening;
   const std::int32_t tail = t.channels & 3;
   const std::int32_t full_steps = tail != 0 ? t.steps - 1 : t.steps;
   for (std::int32_t tap = 0; tap < t.taps; ++tap) {
@@ -81,10 +84,10 @@ void sub_panel(const GemmTile& t, int j) {
     const std::int64_t origin = t.first_row + t.tap_offsets[tap];
 #pragma GCC unroll 8
     for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + row_offset(t, i));
-    const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes + j * 64;
+    const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes + j * 2 * kHalf;
     for (std::int32_t k = 0; k < full_steps; ++k) {
       const typename Dot::Weights w0 = Dot::weights(w);
-      const typename Dot::Weights w1 = Dot::weights(w + 32);
+      const typename Dot::Weights w1 = Dot::weights(w + kHalf);
 #pragma GCC unroll 8
       for (int i = 0; i < kRows; ++i) {
         const typename Dot::Input x = Dot::input(load_u32(row[i] + 4 * k));
@@ -95,7 +98,7 @@ void sub_panel(const GemmTile& t, int j) {
     }
     if (tail != 0) {
       const typename Dot::Weights w0 = Dot::weights(w);
-      const typename Dot::Weights w1 = Dot::weights(w + 32);
+      const typename Dot::Weights w1 = Dot::weights(w + kHalf);
 #pragma GCC unroll 8
       for (int i = 0; i < kRows; ++i) {
         const typename Dot::Input x = Dot::input(load_tail(row[i] + 4 * full_steps, tail));

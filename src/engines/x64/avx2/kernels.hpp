@@ -13,6 +13,9 @@ namespace qconv::detail::avx2 {
 inline constexpr int kMaxRows = 4;
 
 gemm::GemmTileKernel gemm_tile_kernel(int rows, int vectors);
+// The tiles' form of the packed panels (KernelSet::widen_weights) and back.
+void widen_weights(const std::int8_t* packed, std::int64_t bytes, std::int8_t* out);
+void narrow_weights(const std::int8_t* widened, std::int64_t packed_bytes, std::int8_t* out);
 void gather_windows(const gemm::WindowGather& g);
 void depthwise_tile(const gemm::DepthwiseTile& t);
 void correct_tile(const gemm::TileOutput& tile);

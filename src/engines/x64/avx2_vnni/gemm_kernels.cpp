@@ -10,6 +10,7 @@ namespace qconv::detail::avx2_vnni {
 namespace {
 
 struct Vnni {
+  static constexpr int kWidening = 1;
   using Input = __m256i;
   using Weights = __m256i;
   static Input input(std::uint32_t bytes) { return _mm256_set1_epi32(static_cast<int>(bytes)); }
