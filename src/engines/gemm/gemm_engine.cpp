@@ -243,6 +243,13 @@ class GemmKernel final : public PreparedKernel {
     } else if (flip_input_) {
       ctx.input = plain_copy(input);
     }
+    if (widened_input() && path_ != Path::im2col) {  // im2col widens each gathered run instead
+      std::int64_t pixels = call.batch * d.in_height * d.in_width;
+      if (transposed_ || padded_copy_) pixels = call.batch * in_h_ * in_w_;
+      if (compact_copy_) pixels = call.batch * out_h_ * out_w_;
+      ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input), pixels * channels_,
+                               call.threads);
+    }
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
@@ -602,6 +609,7 @@ class GemmKernel final : public PreparedKernel {
       // Windows of a run of tiles gathered at once, so that the stores have left before the tiles
       // read them back.
       alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
+      alignas(64) std::uint16_t wide[kIm2colBufferBytes + 64];  // with input_widening 2
       const std::int64_t per_gather =
           std::max<std::int64_t>(kMaxAmxBlock, kIm2colBufferBytes / im2col_stride());
       for (std::size_t first = 0; first < column_tiles_.size();) {
@@ -614,9 +622,16 @@ class GemmKernel final : public PreparedKernel {
         const std::int64_t pixels =
             column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
         gather(ctx, n, y, x0, static_cast<int>(pixels), gathered);
+        const std::uint8_t* rows_in = gathered;
+        if (widened_input()) {  // the tiles read it as u16, with zeros after it
+          const std::int64_t bytes = pixels * im2col_stride();
+          widen_bytes(gathered, bytes, wide);
+          std::fill(wide + bytes, wide + bytes + 32, std::uint16_t{0});
+          rows_in = reinterpret_cast<const std::uint8_t*>(wide);
+        }
         for (std::size_t t = first; t < last; ++t) {
           const auto [x, rows] = column_tiles_[t];
-          run_tile(pr, gathered, (x - x0) * im2col_stride(), im2col_stride(), nullptr, 0, rows,
+          run_tile(pr, rows_in, (x - x0) * im2col_stride(), im2col_stride(), nullptr, 0, rows,
                    first_pixel + x);
         }
         first = last;
@@ -738,6 +753,8 @@ class GemmKernel final : public PreparedKernel {
 
  private:
   std::int64_t flat_chunk() const { return kFlatChunkTiles * max_rows_; }
+  // The GEMM tiles read the input as u16 (KernelSet::input_widening); depthwise tiles never.
+  bool widened_input() const { return kernels_.input_widening == 2 && !depthwise_; }
 
   const KernelSet& kernels_;
   int max_rows_;

@@ -169,6 +169,9 @@ struct KernelSet {
   int weight_widening;  // 1 (the common form) or 2
   void (*widen_weights)(const std::int8_t* packed, std::int64_t bytes, std::int8_t* out);
   void (*narrow_weights)(const std::int8_t* widened, std::int64_t packed_bytes, std::int8_t* out);
+  // 2 when the GEMM tiles read the input zero-extended to u16 (the avx2 set): the planner hands
+  // them a widened copy (64 zero bytes after it) and the same byte offsets, which they double.
+  int input_widening;  // 1 or 2
   void (*depthwise_tile)(const DepthwiseTile&);
   bool (*amx_available)();  // asks the OS once for the tile state (Linux: arch_prctl)
   void (*amx_begin)();      // before a thread's first block of a run

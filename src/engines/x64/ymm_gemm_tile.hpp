@@ -3,12 +3,13 @@
 // 16-lane sub-panel of a panel (kernel_set.hpp: 64 bytes of each K step, two ymm of 8 lanes x 4
 // bytes) in turn, `kRows` output pixels x 16 channels in 2·kRows accumulators, all taps and steps
 // summed in registers, the rows' input bytes read again from L1 for the next sub-panel. The
-// multiply-accumulate of 4 input bytes by 4 weight bytes per lane is the policy `Dot`'s:
-//   Dot::Input Dot::input(std::uint32_t bytes)   the 4 bytes of a row's step, broadcast (and split)
-//   Dot::Weights Dot::weights(const std::int8_t*) 8 lanes x 4 weights
+// multiply-accumulate of 4 input values by 4 weights per lane is the policy `Dot`'s:
+//   Dot::Input Dot::input(const std::uint8_t* p)   a row's 4 input values at p, broadcast
+//   Dot::Input Dot::input_tail(p, n)               the same for the last n < 4 channels
+//   Dot::Weights Dot::weights(const std::int8_t*)  8 lanes x 4 weights
 //   __m256i Dot::add(__m256i acc, Dot::Input, Dot::Weights)
-//   Dot::kWidening                               the weights' bytes per packed byte
-//   (kernel_set.hpp)
+//   Dot::kWidening       the weights' bytes per packed byte (KernelSet::weight_widening)
+//   Dot::kInputWidening  the input's bytes per value (KernelSet::input_widening): offsets scale
 // Included only by files built with AVX2 (or wider) flags; everything here has internal linkage
 // (see kernel_set.hpp for why no standard-library template may be instantiated there).
 #pragma once
@@ -57,8 +58,20 @@ inline std::int64_t sum_bytes(const std::uint8_t* p, std::int32_t count) {
   return total;
 }
 
+// Σ of `count` u16 values at p (a widened input).
+inline std::int64_t sum_words(const std::uint8_t* p, std::int32_t count) {
+  std::int64_t total = 0;
+  for (std::int32_t c = 0; c < count; ++c) {
+    std::uint16_t v;
+    std::memcpy(&v, p + 2 * c, sizeof v);
+    total += v;
+  }
+  return total;
+}
+
 template <class Dot, int kRows>
 void sub_panel(const GemmTile& t, int j) {
+  constexpr int kIn = Dot::kInputWidening;
   __m256i start[2];
   for (int h = 0; h < 2; ++h) {
     start[h] = _mm256_setzero_si256();
@@ -83,14 +96,14 @@ void sub_panel(const GemmTile& t, int j) {
     const std::uint8_t* row[kRows];
     const std::int64_t origin = t.first_row + t.tap_offsets[tap];
 #pragma GCC unroll 8
-    for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + row_offset(t, i));
+    for (int i = 0; i < kRows; ++i) row[i] = t.input + kIn * (origin + row_offset(t, i));
     const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes + j * 2 * kHalf;
     for (std::int32_t k = 0; k < full_steps; ++k) {
       const typename Dot::Weights w0 = Dot::weights(w);
       const typename Dot::Weights w1 = Dot::weights(w + kHalf);
 #pragma GCC unroll 8
       for (int i = 0; i < kRows; ++i) {
-        const typename Dot::Input x = Dot::input(load_u32(row[i] + 4 * k));
+        const typename Dot::Input x = Dot::input(row[i] + 4 * kIn * k);
         acc[i][0] = Dot::add(acc[i][0], x, w0);
         acc[i][1] = Dot::add(acc[i][1], x, w1);
       }
@@ -101,7 +114,7 @@ void sub_panel(const GemmTile& t, int j) {
       const typename Dot::Weights w1 = Dot::weights(w + kHalf);
 #pragma GCC unroll 8
       for (int i = 0; i < kRows; ++i) {
-        const typename Dot::Input x = Dot::input(load_tail(row[i] + 4 * full_steps, tail));
+        const typename Dot::Input x = Dot::input_tail(row[i] + 4 * kIn * full_steps, tail);
         acc[i][0] = Dot::add(acc[i][0], x, w0);
         acc[i][1] = Dot::add(acc[i][1], x, w1);
       }
@@ -123,7 +136,9 @@ void gemm_tile(const GemmTile& t) {
   for (int i = 0; i < kRows; ++i) {
     std::int64_t sum = 0;
     for (std::int32_t tap = 0; tap < t.taps; ++tap) {
-      sum += sum_bytes(t.input + (t.first_row + t.tap_offsets[tap] + row_offset(t, i)), t.channels);
+      const std::int64_t at = t.first_row + t.tap_offsets[tap] + row_offset(t, i);
+      sum += Dot::kInputWidening == 1 ? sum_bytes(t.input + at, t.channels)
+                                      : sum_words(t.input + 2 * at, t.channels);
     }
     t.window_sums[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(sum));
   }

@@ -17,6 +17,7 @@ const gemm::KernelSet& kernel_set() {
       .weight_widening = 2,
       .widen_weights = &widen_weights,
       .narrow_weights = &narrow_weights,
+      .input_widening = 2,
       .depthwise_tile = &depthwise_tile,
       .amx_available = nullptr,
       .amx_begin = nullptr,

@@ -13,7 +13,13 @@ struct Vnni {
   static constexpr int kWidening = 1;
   using Input = __m256i;
   using Weights = __m256i;
-  static Input input(std::uint32_t bytes) { return _mm256_set1_epi32(static_cast<int>(bytes)); }
+  static constexpr int kInputWidening = 1;
+  static Input input(const std::uint8_t* p) {
+    return _mm256_set1_epi32(static_cast<int>(x64_ymm::load_u32(p)));
+  }
+  static Input input_tail(const std::uint8_t* p, std::int32_t n) {  // reads nothing past them
+    return _mm256_set1_epi32(static_cast<int>(x64_ymm::load_tail(p, n)));
+  }
   static Weights weights(const std::int8_t* p) {
     return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
   }

@@ -19,6 +19,7 @@ const gemm::KernelSet& kernel_set() {
       .weight_widening = 1,
       .widen_weights = nullptr,
       .narrow_weights = nullptr,
+      .input_widening = 1,
       .depthwise_tile = &avx2::depthwise_tile,
       .amx_available = nullptr,
       .amx_begin = nullptr,
