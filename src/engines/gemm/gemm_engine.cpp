@@ -48,6 +48,8 @@ constexpr std::int64_t kMaxOutputExtent = std::int64_t{1} << 20;
 // AMX blocks: up to 32 pixels (two 16-row tiles), and none below this many.
 constexpr int kMaxAmxBlock = 32;
 constexpr int kMinAmxRows = 4;
+// Groups with fewer output channels than this share panels (grouped tiles).
+constexpr std::int64_t kGroupedTileBelow = 16;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM, in register tiles.
 constexpr std::int64_t kFlatChunkTiles = 16;
 
@@ -129,6 +131,20 @@ class GemmKernel final : public PreparedKernel {
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
+    // Groups narrower than a vector share a panel (its lanes full): each lane reads its own
+    // group's input dwords through the kernel set's grouped tile. The panel's groups' input
+    // channels must fit one 64-byte load, whole dwords per group. (From 16 output channels per
+    // group on, a panel of its own per group measured as fast: its vectors are full, and its
+    // broadcasts need no shuffle.)
+    if (kernels.grouped_tile != nullptr && !depthwise_ && groups_ > 1 && !amx_ &&
+        group_out_ < kGroupedTileBelow && kPanelWidth % group_out_ == 0 && group_in_ % 4 == 0 &&
+        group_in_ <= group_out_) {
+      groups_per_panel_ = std::min<std::int64_t>(kPanelWidth / group_out_, groups_);
+      for (std::int64_t l = 0; l < kPanelWidth; ++l) {
+        lane_dwords_[static_cast<std::size_t>(l)] =
+            static_cast<std::int32_t>((l / group_out_) * group_in_ / 4);
+      }
+    }
     steps_ = depthwise_ ? 1 : (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
 
@@ -199,6 +215,9 @@ class GemmKernel final : public PreparedKernel {
       out << " (NCHW through NHWC copies)";
     }
     if (compact_copy_) out << " (strided pixels copied densely)";
+    if (groups_per_panel_ > 1) {
+      out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel)";
+    }
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     out << " (register tile " << kernels_.tile << ")";
     if (epilogue_ == nullptr) out << " (scalar output stage)";
@@ -273,9 +292,14 @@ class GemmKernel final : public PreparedKernel {
 
   // Output channel o's panel, lane in it, and slot (panel * 64 + lane).
   std::int64_t panel_of(std::int64_t o) const {
+    if (groups_per_panel_ > 1) return (o / group_out_) / groups_per_panel_;
     return (o / group_out_) * panels_per_group_ + (o % group_out_) / kPanelWidth;
   }
-  std::int64_t lane_of(std::int64_t o) const { return (o % group_out_) % kPanelWidth; }
+  std::int64_t lane_of(std::int64_t o) const {
+    if (groups_per_panel_ > 1)
+      return (o / group_out_) % groups_per_panel_ * group_out_ + o % group_out_;
+    return (o % group_out_) % kPanelWidth;
+  }
   std::int64_t slot_of(std::int64_t o) const { return panel_of(o) * kPanelWidth + lane_of(o); }
 
   // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
@@ -378,7 +402,8 @@ class GemmKernel final : public PreparedKernel {
     const std::int32_t shift = shift_;
     // Panels of up to 64 channels of one group each; per-channel arrays (zw', the tap sums) are
     // indexed by slot, 64 per panel, the output stage by output channel.
-    panels_ = groups_ * panels_per_group_;
+    panels_ = groups_per_panel_ > 1 ? (groups_ + groups_per_panel_ - 1) / groups_per_panel_
+                                    : groups_ * panels_per_group_;
     padded_channels_ = panels_ * kPanelWidth;
     zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
     const std::int32_t first_zw = problem.weight_zero_point(0) - shift;
@@ -393,12 +418,16 @@ class GemmKernel final : public PreparedKernel {
     std::int64_t total = 0;
     for (std::int64_t p = 0; p < panels_; ++p) {
       const std::int64_t g = p / panels_per_group_, q = p % panels_per_group_;
-      const std::int64_t width = std::min<std::int64_t>(kPanelWidth, group_out_ - q * kPanelWidth);
+      std::int64_t width = std::min<std::int64_t>(kPanelWidth, group_out_ - q * kPanelWidth);
+      if (groups_per_panel_ > 1) {
+        width = std::min(groups_per_panel_, groups_ - p * groups_per_panel_) * group_out_;
+      }
       const std::int64_t vectors = (width + 15) / 16;
       panel_offsets_.push_back(total);
       panel_vectors_.push_back(static_cast<int>(vectors));
       panel_widths_.push_back(static_cast<std::int32_t>(width));
-      panel_channels_.push_back(g * group_out_ + q * kPanelWidth);
+      panel_channels_.push_back(groups_per_panel_ > 1 ? p * groups_per_panel_ * group_out_
+                                                      : g * group_out_ + q * kPanelWidth);
       total += taps_ * steps_ * vectors * 64;
     }
     packed_.assign(static_cast<std::size_t>(total), 0);
@@ -564,7 +593,9 @@ class GemmKernel final : public PreparedKernel {
                       panel_vectors_[p],
                       panel_widths_[p],
                       panel_channels_[p],
-                      depthwise_ ? panel * kPanelWidth : (panel / panels_per_group_) * group_in_};
+                      depthwise_              ? panel * kPanelWidth
+                      : groups_per_panel_ > 1 ? panel * groups_per_panel_ * group_in_
+                                              : (panel / panels_per_group_) * group_in_};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * flat_chunk();
@@ -706,6 +737,17 @@ class GemmKernel final : public PreparedKernel {
                           static_cast<std::int32_t>(tap_stride() / 64), rows,
                           packed_.data() + panel_offsets_[p], zero_point_sums,
                           pr.ctx.input_zero_point, acc, sums});
+    } else if (groups_per_panel_ > 1) {
+      const std::int64_t groups = pr.channels / group_out_;
+      kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_)(
+          {{input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
+            tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
+            static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],
+            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr},
+           lane_dwords_.data(),
+           static_cast<std::int32_t>(groups * group_in_),
+           zero_points_.data() + pr.panel * kPanelWidth});
+      sums = nullptr;  // the grouped tile took zw'·Σx off itself
     } else {
       kernels_.gemm_tile(rows, pr.vectors)(
           {input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
@@ -780,6 +822,9 @@ class GemmKernel final : public PreparedKernel {
   std::int64_t tap_bytes_ = 0, steps_ = 0, taps_ = 0;
   std::int64_t panels_ = 0, padded_channels_ = 0;
   std::int64_t groups_ = 1, group_in_ = 0, group_out_ = 0, panels_per_group_ = 0;
+  // Groups side by side in one panel (grouped tiles), or 1: each group has panels of its own.
+  std::int64_t groups_per_panel_ = 1;
+  AlignedVector<std::int32_t> lane_dwords_ = AlignedVector<std::int32_t>(kPanelWidth, 0);
   std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
   std::vector<std::int64_t> panel_channels_;  // each panel's first output channel
   AlignedVector<std::int8_t> packed_;

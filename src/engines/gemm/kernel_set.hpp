@@ -64,6 +64,20 @@ struct GemmTile {
 // kind with its sign bit flipped) and the weights are s8 (u8 weights are packed as w − 128).
 using GemmTileKernel = void (*)(const GemmTile&);
 
+// A grouped-convolution tile whose panel holds several groups side by side (gemm_engine.cpp:
+// groups_per_panel): lane l of the panel multiplies its own group's input channels, which start
+// at dword lane_dwords[l] of the panel's input channels (the tile's input origin), so each row's
+// input is read once per K step and spread to the lanes. `gemm.channels` is a group's input
+// channels (a multiple of 4) and `gemm.steps` its K steps.
+struct GroupedTile {
+  GemmTile gemm;                    // its window_sums unused: see zero_points
+  const std::int32_t* lane_dwords;  // [64]
+  std::int32_t span;                // bytes of input channels of all the panel's groups (<= 64)
+  // zw' per lane: with window sums the tile takes zw'·Σx of each lane's own window off itself.
+  const std::int32_t* zero_points;
+};
+using GroupedTileKernel = void (*)(const GroupedTile&);
+
 // AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 output channels, from the
 // same packed panels (a panel's 16 steps of 64 lanes x 4 bytes are exactly a 16 x 64-byte B tile,
 // at a stride of 256 bytes) and rows of an input whose channels are a multiple of 64.
@@ -177,6 +191,8 @@ struct KernelSet {
   void (*amx_begin)();      // before a thread's first block of a run
   void (*amx_end)();        // after its last: releases the tiles
   void (*amx_block)(const AmxBlock&);
+  // Grouped tiles for groups narrower than a panel (null: each group has panels of its own).
+  GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums);
 };
 
 }  // namespace qconv::detail::gemm

@@ -25,6 +25,7 @@ const gemm::KernelSet& kernel_set() {
       .amx_begin = nullptr,
       .amx_end = nullptr,
       .amx_block = nullptr,
+      .grouped_tile = nullptr,
   };
   return kernels;
 }

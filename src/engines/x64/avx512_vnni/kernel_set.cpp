@@ -25,6 +25,7 @@ const gemm::KernelSet& kernel_set() {
       .amx_begin = &amx_begin,
       .amx_end = &amx_end,
       .amx_block = &amx_block,
+      .grouped_tile = &grouped_tile_kernel,
   };
   return kernels;
 }

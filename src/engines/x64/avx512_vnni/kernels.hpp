@@ -17,6 +17,8 @@ using gemm::DepthwiseTile;
 using gemm::EpilogueKernel;
 using gemm::GemmTile;
 using gemm::GemmTileKernel;
+using gemm::GroupedTile;
+using gemm::GroupedTileKernel;
 using gemm::kPanelWidth;
 using gemm::StageView;
 using gemm::TileOutput;
@@ -29,6 +31,9 @@ inline constexpr int kMaxRows = 6;
 // 6x64 zmm tiles (gemm_kernels.cpp). The input is u8 (an s8 input is run from a copy as x + 128)
 // and the weights s8 (u8 weights are packed as w − 128).
 GemmTileKernel gemm_tile_kernel(int rows, int vectors);
+
+// Grouped tiles, several groups per panel (grouped_kernels.cpp): rows 1..6, vectors 1..4.
+GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums);
 
 // AMX blocks (amx_kernels.cpp): only on a CPU with AMX-INT8 whose operating system grants this
 // process the tile state (amx_available).
