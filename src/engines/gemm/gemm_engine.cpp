@@ -49,7 +49,7 @@ constexpr std::int64_t kMaxOutputExtent = std::int64_t{1} << 20;
 constexpr int kMaxAmxBlock = 32;
 constexpr int kMinAmxRows = 4;
 // Groups with fewer output channels than this share panels (grouped tiles).
-constexpr std::int64_t kGroupedTileBelow = 16;
+constexpr std::int64_t kGroupedTileBelow = 64;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM, in register tiles.
 constexpr std::int64_t kFlatChunkTiles = 16;
 
@@ -131,11 +131,10 @@ class GemmKernel final : public PreparedKernel {
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
-    // Groups narrower than a vector share a panel (its lanes full): each lane reads its own
-    // group's input dwords through the kernel set's grouped tile. The panel's groups' input
-    // channels must fit one 64-byte load, whole dwords per group. (From 16 output channels per
-    // group on, a panel of its own per group measured as fast: its vectors are full, and its
-    // broadcasts need no shuffle.)
+    // Groups narrower than a panel share one (its lanes full, and a tile's fixed costs spread
+    // over 64 channels): each lane reads its own group's input dwords through the kernel set's
+    // grouped tile. The panel's groups' input channels must fit one 64-byte load, whole dwords
+    // per group.
     if (kernels.grouped_tile != nullptr && !depthwise_ && groups_ > 1 && !amx_ &&
         group_out_ < kGroupedTileBelow && kPanelWidth % group_out_ == 0 && group_in_ % 4 == 0 &&
         group_in_ <= group_out_) {
@@ -739,7 +738,7 @@ class GemmKernel final : public PreparedKernel {
                           pr.ctx.input_zero_point, acc, sums});
     } else if (groups_per_panel_ > 1) {
       const std::int64_t groups = pr.channels / group_out_;
-      kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_)(
+      kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, group_out_ % 16 == 0)(
           {{input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
             tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
             static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],

@@ -192,7 +192,9 @@ struct KernelSet {
   void (*amx_end)();        // after its last: releases the tiles
   void (*amx_block)(const AmxBlock&);
   // Grouped tiles for groups narrower than a panel (null: each group has panels of its own).
-  GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums);
+  // vectors_within_groups: every 16 lanes of a panel belong to one group (groups of 16 or 32).
+  GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums,
+                                    bool vectors_within_groups);
 };
 
 }  // namespace qconv::detail::gemm

@@ -3,27 +3,43 @@
 // width of them), so the lanes stay full however few channels a group has. A plain GEMM tile
 // broadcasts the same 4 input bytes to every lane; here each lane needs 4 bytes of its own group,
 // so each row loads the panel's input channels once per K step (64 bytes at most) and one vpermd
-// per vector hands every lane its group's dword. Built with AVX-512 flags: see kernels.hpp.
+// per vector hands every lane its group's dword. Where each vector lies within one group (16 or 32
+// channels per group), a broadcast of that group's dword does it without a shuffle. Built with
+// AVX-512 flags: see kernels.hpp.
 #include <immintrin.h>
+
+#include <cstring>
 
 #include "engines/x64/avx512_vnni/kernels.hpp"
 
 namespace qconv::detail::avx512_vnni {
 namespace {
 
+inline std::int32_t load_u32(const std::uint8_t* p) {
+  std::int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 inline std::int64_t row_offset(const GemmTile& t, int i) {
   return t.row_offsets != nullptr ? t.row_offsets[i] : i * t.row_stride;
 }
 
 // Rows [first, first + kRows) of the tile. With kWindowSums, each lane also sums the input bytes it
-// multiplied (its own group's window) and takes zw'·Σx off its sum at the end.
-template <int kRows, int kVectors, bool kWindowSums>
+// multiplied (its own group's window) and takes zw'·Σx off its sum at the end. kBroadcast: every
+// vector within one group.
+template <int kRows, int kVectors, bool kWindowSums, bool kBroadcast>
 void grouped_rows(const GroupedTile& g, int first) {
   const GemmTile& t = g.gemm;
   __m512i lanes[kVectors], acc[kRows][kVectors], sums[kRows][kVectors];
+  std::int32_t group_byte[kVectors];  // kBroadcast: the byte of each vector's group
 #pragma GCC unroll 4
   for (int j = 0; j < kVectors; ++j) {
-    lanes[j] = _mm512_loadu_si512(g.lane_dwords + 16 * j);
+    if constexpr (kBroadcast) {
+      group_byte[j] = 4 * g.lane_dwords[16 * j];
+    } else {
+      lanes[j] = _mm512_loadu_si512(g.lane_dwords + 16 * j);
+    }
     __m512i start = _mm512_setzero_si512();
     if (t.zero_point_sums != nullptr) {
       start = _mm512_sub_epi32(start,
@@ -45,6 +61,22 @@ void grouped_rows(const GroupedTile& g, int first) {
     for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + row_offset(t, first + i));
     const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes;
     for (std::int32_t k = 0; k < t.steps; ++k) {
+      if constexpr (kBroadcast) {
+        __m512i wv[kVectors];
+#pragma GCC unroll 4
+        for (int j = 0; j < kVectors; ++j) wv[j] = _mm512_load_si512(w + j * 64);
+#pragma GCC unroll 8
+        for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+          for (int j = 0; j < kVectors; ++j) {
+            const __m512i mine = _mm512_set1_epi32(load_u32(row[i] + group_byte[j] + 4 * k));
+            acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], mine, wv[j]);
+            if constexpr (kWindowSums) sums[i][j] = _mm512_dpbusd_epi32(sums[i][j], mine, ones);
+          }
+        }
+        w += step_bytes;
+        continue;
+      }
       // Step k reads bytes 4k .. span of the panel's channels: lane l's dword is lane_dwords[l]
       // past byte 4k. Masked: nothing past the panel's channels (or the tensor) is read.
       const std::int32_t left = g.span - 4 * k;
@@ -76,49 +108,50 @@ void grouped_rows(const GroupedTile& g, int first) {
 }
 
 // Rows at most kChunk at a time, so that accumulators, lane indices and weights stay in the 32
-// registers (4 vectors: 3 rows x 4 = 12 accumulators, or 2 rows with window sums).
-template <int kRows, int kVectors, bool kWindowSums>
+// registers (4 vectors through vpermd: 3 rows x 4 = 12 accumulators, or 2 rows with window sums;
+// broadcasts need no lane indices: 6 rows x 4, or 3 rows with window sums).
+template <int kRows, int kVectors, bool kWindowSums, bool kBroadcast>
 void grouped_tile(const GroupedTile& g) {
-  constexpr int kChunk = kVectors <= 2 ? (kWindowSums ? 3 : 6) : (kWindowSums ? 2 : 3);
-  if constexpr (kRows <= kChunk) {
-    grouped_rows<kRows, kVectors, kWindowSums>(g, 0);
-  } else {
-    grouped_rows<kChunk, kVectors, kWindowSums>(g, 0);
-    if constexpr (kRows - kChunk <= kChunk) {
-      grouped_rows<kRows - kChunk, kVectors, kWindowSums>(g, kChunk);
-    } else {
-      grouped_rows<kChunk, kVectors, kWindowSums>(g, kChunk);
-      grouped_rows<kRows - 2 * kChunk, kVectors, kWindowSums>(g, 2 * kChunk);
-    }
+  constexpr int kWide = kBroadcast ? 6 : (kWindowSums ? 2 : 3);
+  constexpr int kChunk = kVectors <= 2 ? (kWindowSums ? 3 : 6) : kWide;
+  constexpr int kChunks = (kRows + kChunk - 1) / kChunk;
+  constexpr int kLast = kRows - (kChunks - 1) * kChunk;
+  for (int c = 0; c + 1 < kChunks; ++c) {
+    grouped_rows<kChunk, kVectors, kWindowSums, kBroadcast>(g, c * kChunk);
   }
+  grouped_rows<kLast, kVectors, kWindowSums, kBroadcast>(g, (kChunks - 1) * kChunk);
 }
 
-template <int kRows, bool kWindowSums>
+template <int kRows, bool kWindowSums, bool kBroadcast>
 GroupedTileKernel by_vectors(int vectors) {
   switch (vectors) {
-    case 1: return &grouped_tile<kRows, 1, kWindowSums>;
-    case 2: return &grouped_tile<kRows, 2, kWindowSums>;
-    case 3: return &grouped_tile<kRows, 3, kWindowSums>;
-    default: return &grouped_tile<kRows, 4, kWindowSums>;
+    case 1: return &grouped_tile<kRows, 1, kWindowSums, kBroadcast>;
+    case 2: return &grouped_tile<kRows, 2, kWindowSums, kBroadcast>;
+    case 3: return &grouped_tile<kRows, 3, kWindowSums, kBroadcast>;
+    default: return &grouped_tile<kRows, 4, kWindowSums, kBroadcast>;
   }
 }
 
-template <bool kWindowSums>
+template <bool kWindowSums, bool kBroadcast>
 GroupedTileKernel by_rows(int rows, int vectors) {
   switch (rows) {
-    case 1: return by_vectors<1, kWindowSums>(vectors);
-    case 2: return by_vectors<2, kWindowSums>(vectors);
-    case 3: return by_vectors<3, kWindowSums>(vectors);
-    case 4: return by_vectors<4, kWindowSums>(vectors);
-    case 5: return by_vectors<5, kWindowSums>(vectors);
-    default: return by_vectors<6, kWindowSums>(vectors);
+    case 1: return by_vectors<1, kWindowSums, kBroadcast>(vectors);
+    case 2: return by_vectors<2, kWindowSums, kBroadcast>(vectors);
+    case 3: return by_vectors<3, kWindowSums, kBroadcast>(vectors);
+    case 4: return by_vectors<4, kWindowSums, kBroadcast>(vectors);
+    case 5: return by_vectors<5, kWindowSums, kBroadcast>(vectors);
+    default: return by_vectors<6, kWindowSums, kBroadcast>(vectors);
   }
 }
 
 }  // namespace
 
-GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums) {
-  return window_sums ? by_rows<true>(rows, vectors) : by_rows<false>(rows, vectors);
+GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums,
+                                      bool vectors_within_groups) {
+  if (vectors_within_groups) {
+    return window_sums ? by_rows<true, true>(rows, vectors) : by_rows<false, true>(rows, vectors);
+  }
+  return window_sums ? by_rows<true, false>(rows, vectors) : by_rows<false, false>(rows, vectors);
 }
 
 }  // namespace qconv::detail::avx512_vnni
