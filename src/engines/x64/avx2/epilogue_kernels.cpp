@@ -48,12 +48,45 @@ struct Lanes {
   }
 };
 
+// The stage's scalars as vectors, made once per tile: the byte stores may alias anything, so a
+// scalar read inside the row loop would be read (and converted) again for every vector.
+struct Stage {
+  __m256i zero_point, lo_r, hi_r;       // zy, lo − zy, hi − zy (s32)
+  __m256i lo64, hi64;                   // lo − zy, hi − zy (s64)
+  __m256 zy, lo_f, hi_f, lo_rf, hi_rf;  // zy, lo, hi, lo − zy, hi − zy in binary32 (exact)
+  __m256d lo_d, hi_d, zy_d;
+  bool round_upward;
+  // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0, so even
+  // INT32_MIN + zy stays negative): a scheme may skip its own low clamp.
+  bool saturated_low;
+
+  static Stage make(const StageView& v, bool saturated_low) {
+    Stage s;
+    s.zero_point = _mm256_set1_epi32(v.zero_point);
+    s.lo_r = _mm256_set1_epi32(v.lo - v.zero_point);
+    s.hi_r = _mm256_set1_epi32(v.hi - v.zero_point);
+    s.lo64 = _mm256_set1_epi64x(std::int64_t{v.lo} - v.zero_point);
+    s.hi64 = _mm256_set1_epi64x(std::int64_t{v.hi} - v.zero_point);
+    s.zy = _mm256_set1_ps(static_cast<float>(v.zero_point));
+    s.lo_f = _mm256_set1_ps(static_cast<float>(v.lo));
+    s.hi_f = _mm256_set1_ps(static_cast<float>(v.hi));
+    s.lo_rf = _mm256_set1_ps(static_cast<float>(v.lo - v.zero_point));
+    s.hi_rf = _mm256_set1_ps(static_cast<float>(v.hi - v.zero_point));
+    s.lo_d = _mm256_set1_pd(v.lo);
+    s.hi_d = _mm256_set1_pd(v.hi);
+    s.zy_d = _mm256_set1_pd(v.zero_point);
+    s.round_upward = v.round_upward;
+    s.saturated_low = saturated_low;
+    return s;
+  }
+};
+
 // clamp(r + zy, lo, hi) for an s32 r, exact for every r: the bounds move to r's side, where they
 // fit in s32 for u8 and s8 outputs (and the int32 scheme, whose zero point is 0).
-inline __m256i finish(__m256i r, const StageView& s) {
-  r = _mm256_max_epi32(r, _mm256_set1_epi32(s.lo - s.zero_point));
-  r = _mm256_min_epi32(r, _mm256_set1_epi32(s.hi - s.zero_point));
-  return _mm256_add_epi32(r, _mm256_set1_epi32(s.zero_point));
+inline __m256i finish(__m256i r, const Stage& s) {
+  r = _mm256_max_epi32(r, s.lo_r);
+  r = _mm256_min_epi32(r, s.hi_r);
+  return _mm256_add_epi32(r, s.zero_point);
 }
 
 inline __m256i negative64(__m256i v) { return _mm256_cmpgt_epi64(_mm256_setzero_si256(), v); }
@@ -66,17 +99,15 @@ inline __m256i srav64(__m256i v, __m256i r) {
 }
 
 // r clamped to [lo − zy, hi − zy] in 64 bits.
-inline __m256i clamp64(__m256i r, const StageView& s) {
-  const __m256i lo = _mm256_set1_epi64x(std::int64_t{s.lo} - s.zero_point);
-  const __m256i hi = _mm256_set1_epi64x(std::int64_t{s.hi} - s.zero_point);
-  r = _mm256_blendv_epi8(r, lo, _mm256_cmpgt_epi64(lo, r));
-  return _mm256_blendv_epi8(r, hi, _mm256_cmpgt_epi64(r, hi));
+inline __m256i clamp64(__m256i r, const Stage& s) {
+  r = _mm256_blendv_epi8(r, s.lo64, _mm256_cmpgt_epi64(s.lo64, r));
+  return _mm256_blendv_epi8(r, s.hi64, _mm256_cmpgt_epi64(r, s.hi64));
 }
 
 // Even lanes from `even`'s and odd lanes from `odd`'s low halves of 64-bit lanes, plus zy.
-inline __m256i join64(__m256i even, __m256i odd, const StageView& s) {
+inline __m256i join64(__m256i even, __m256i odd, const Stage& s) {
   const __m256i joined = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
-  return _mm256_add_epi32(joined, _mm256_set1_epi32(s.zero_point));
+  return _mm256_add_epi32(joined, s.zero_point);
 }
 
 inline __m256i odd_lanes(__m256i v) { return _mm256_srli_epi64(v, 32); }
@@ -85,32 +116,30 @@ inline __m256i even_lanes_unsigned(__m256i v) {
 }
 
 // clamp to [lo, hi] in binary32 (exact: u8/s8 bounds), then round half to even.
-inline __m256i round_clamped(__m256 v, float lo, float hi) {
-  v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(lo)), _mm256_set1_ps(hi));
+inline __m256i round_clamped(__m256 v, const Stage& s) {
+  v = _mm256_min_ps(_mm256_max_ps(v, s.lo_f), s.hi_f);
   return _mm256_cvtps_epi32(v);  // MXCSR's default rounding: to nearest, ties to even
 }
 
 // rne(x) + zy clamped to [lo, hi] (fbgemm, onnxruntime: the zero point added after rounding), the
 // clamp done on x. The high clamp always: 2^31 or more would convert to INT32_MIN; the low one
 // unless the narrowing saturates there (saturated_low).
-inline __m256i round_then_add_zero_point(__m256 x, const StageView& s, bool saturated_low) {
-  x = _mm256_min_ps(x, _mm256_set1_ps(static_cast<float>(s.hi - s.zero_point)));
-  if (!saturated_low) x = _mm256_max_ps(x, _mm256_set1_ps(static_cast<float>(s.lo - s.zero_point)));
-  return _mm256_add_epi32(_mm256_cvtps_epi32(x), _mm256_set1_epi32(s.zero_point));
+inline __m256i round_then_add_zero_point(__m256 x, const Stage& s) {
+  x = _mm256_min_ps(x, s.hi_rf);
+  if (!s.saturated_low) x = _mm256_max_ps(x, s.lo_rf);
+  return _mm256_add_epi32(_mm256_cvtps_epi32(x), s.zero_point);
 }
 
 template <SchemeKind K>
-__m256i apply(__m256i acc, const Lanes& at, const StageView& s, bool saturated_low) {
-  const float zy = static_cast<float>(s.zero_point);
+__m256i apply(__m256i acc, const Lanes& at, const Stage& s) {
   if constexpr (K == SchemeKind::int32) {
     return finish(_mm256_add_epi32(acc, at.bias_s32), s);
   } else if constexpr (K == SchemeKind::fbgemm) {
     const __m256 v = _mm256_add_ps(_mm256_cvtepi32_ps(acc), at.bias_f32);
-    return round_then_add_zero_point(_mm256_mul_ps(v, at.scale_f32), s, saturated_low);
+    return round_then_add_zero_point(_mm256_mul_ps(v, at.scale_f32), s);
   } else if constexpr (K == SchemeKind::onnxruntime) {
     const __m256i with_bias = _mm256_add_epi32(acc, at.bias_s32);
-    return round_then_add_zero_point(_mm256_mul_ps(_mm256_cvtepi32_ps(with_bias), at.scale_f32), s,
-                                     saturated_low);
+    return round_then_add_zero_point(_mm256_mul_ps(_mm256_cvtepi32_ps(with_bias), at.scale_f32), s);
   } else if constexpr (K == SchemeKind::qnnpack) {
     const __m256i with_bias = _mm256_add_epi32(acc, at.bias_s32);
     const __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(with_bias), at.scale_f32);
@@ -119,12 +148,11 @@ __m256i apply(__m256i acc, const Lanes& at, const StageView& s, bool saturated_l
   } else if constexpr (K == SchemeKind::onednn) {
     const __m256 v =
         _mm256_mul_ps(_mm256_add_ps(_mm256_cvtepi32_ps(acc), at.bias_f32), at.scale_f32);
-    const __m256 shifted = _mm256_add_ps(v, _mm256_set1_ps(zy));
-    return round_clamped(shifted, static_cast<float>(s.lo), static_cast<float>(s.hi));
+    const __m256 shifted = _mm256_add_ps(v, s.zy);
+    return round_clamped(shifted, s);
   } else if constexpr (K == SchemeKind::onnx) {
     const __m256i with_bias = _mm256_add_epi32(acc, at.bias_s32);
-    const __m256d lo = _mm256_set1_pd(s.lo), hi = _mm256_set1_pd(s.hi),
-                  z = _mm256_set1_pd(s.zero_point);
+    const __m256d lo = s.lo_d, hi = s.hi_d, z = s.zy_d;
     const auto half = [&](__m128i a, __m128 mh) {
       __m256d r = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(a), _mm256_cvtps_pd(mh)), z);
       r = _mm256_min_pd(_mm256_max_pd(r, lo), hi);
@@ -137,8 +165,8 @@ __m256i apply(__m256i acc, const Lanes& at, const StageView& s, bool saturated_l
     return _mm256_set_m128i(high, low);
   } else if constexpr (K == SchemeKind::tvm_f32) {
     const __m256i with_bias = _mm256_add_epi32(acc, at.bias_s32);
-    const __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(with_bias), at.scale_f32),
-                                   _mm256_set1_ps(zy));
+    const __m256 v =
+        _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(with_bias), at.scale_f32), s.zy);
     __m256 r;
     if (s.round_upward) {  // floor(v + 0.5) in binary32
       r = _mm256_round_ps(_mm256_add_ps(v, _mm256_set1_ps(0.5f)),
@@ -151,7 +179,7 @@ __m256i apply(__m256i acc, const Lanes& at, const StageView& s, bool saturated_l
           _mm256_or_ps(_mm256_set1_ps(1.0f), _mm256_and_ps(v, _mm256_set1_ps(-0.0f)));  // ±1
       r = _mm256_add_ps(t, _mm256_and_ps(up, one));
     }
-    return round_clamped(r, static_cast<float>(s.lo), static_cast<float>(s.hi));
+    return round_clamped(r, s);
   } else if constexpr (K == SchemeKind::tvm) {
     const __m256i with_bias = _mm256_add_epi32(acc, at.bias_s32);
     const __m256i one = _mm256_set1_epi64x(1);
@@ -258,35 +286,54 @@ inline __m256i lane_mask(std::int32_t n) {  // lanes below n set
 }
 
 // `kPairs` pairs of 8-channel vectors (16 channels each): a compile-time count, so that the
-// per-vector constants and results stay in registers.
-template <SchemeKind K, DType D, int kPairs>
-void epilogue_pairs(const TileOutput& t, const StageView& s) {
+// per-vector constants and results stay in registers. kWindow: the weight zero point's
+// correction zw'·Σx comes off first.
+template <SchemeKind K, DType D, int kPairs, bool kWindow>
+void epilogue_pairs(const TileOutput& t, const StageView& view) {
   constexpr int kVectors = 2 * kPairs;
-  const bool saturated_low =
-      D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
+  const Stage s = Stage::make(
+      view, D != DType::s32 && view.zero_point >= 0 && view.lo == (D == DType::u8 ? 0 : -128));
+  // The tile's fields as locals: the byte stores may alias anything.
+  const std::int32_t* const acc_rows = t.acc;
+  const std::int32_t rows = t.rows, channels = t.channels;
+  const std::int64_t stride = t.output_row_stride;
+  void* const output = t.output;
+  const std::int32_t* const window_sums = t.window_sums;
+  const bool uniform = t.uniform_weight_zero_point;
+  const std::uint32_t first_zero_point =
+      kWindow ? static_cast<std::uint32_t>(t.weight_zero_points[0]) : 0;
   Lanes at[kVectors];
-  Corrections fix[kVectors];
+  __m256i zero_points[kVectors];
 #pragma GCC unroll 8
   for (int j = 0; j < kVectors; ++j) {
-    at[j] = Lanes::load<K>(s, t.channel + 8 * j);
-    fix[j] = Corrections::load(t, j);
+    at[j] = Lanes::load<K>(view, t.channel + 8 * j);
+    zero_points[j] =
+        kWindow ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.weight_zero_points + j * 8))
+                : _mm256_setzero_si256();
   }
-  for (std::int32_t i = 0; i < t.rows; ++i) {
+  for (std::int32_t i = 0; i < rows; ++i) {
     __m256i r[kVectors];
-    const __m256i row_term = _mm256_set1_epi32(Corrections::row_term(t, i));
+    __m256i window = _mm256_setzero_si256(), row_term = _mm256_setzero_si256();
+    if constexpr (kWindow) {
+      window = _mm256_set1_epi32(window_sums[i]);
+      row_term = _mm256_set1_epi32(
+          static_cast<std::int32_t>(first_zero_point * static_cast<std::uint32_t>(window_sums[i])));
+    }
 #pragma GCC unroll 8
     for (int j = 0; j < kVectors; ++j) {
-      const __m256i acc =
-          fix[j].apply(_mm256_load_si256(reinterpret_cast<const __m256i*>(t.acc + i * 64 + j * 8)),
-                       t, i, row_term);
-      r[j] = apply<K>(acc, at[j], s, saturated_low);
+      __m256i acc = _mm256_load_si256(reinterpret_cast<const __m256i*>(acc_rows + i * 64 + j * 8));
+      if constexpr (kWindow) {  // acc − zw'·Σx, the exact sum (gemm_engine.cpp)
+        acc =
+            _mm256_sub_epi32(acc, uniform ? row_term : _mm256_mullo_epi32(zero_points[j], window));
+      }
+      r[j] = apply<K>(acc, at[j], s);
     }
-    const std::int64_t row = i * t.output_row_stride;
+    const std::int64_t row = i * stride;
     if constexpr (D == DType::s32) {
 #pragma GCC unroll 8
       for (int j = 0; j < kVectors; ++j) {
-        auto* out = static_cast<std::int32_t*>(t.output) + row + j * 8;
-        const std::int32_t left = t.channels - 8 * j;
+        auto* out = static_cast<std::int32_t*>(output) + row + j * 8;
+        const std::int32_t left = channels - 8 * j;
         if (left >= 8) {
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), r[j]);
         } else if (left > 0) {
@@ -296,9 +343,9 @@ void epilogue_pairs(const TileOutput& t, const StageView& s) {
     } else {
 #pragma GCC unroll 4
       for (int p = 0; p < kPairs; ++p) {
-        auto* out = static_cast<std::uint8_t*>(t.output) + row + p * 16;
+        auto* out = static_cast<std::uint8_t*>(output) + row + p * 16;
         const __m128i bytes = pack_bytes<D>(r[2 * p], r[2 * p + 1]);
-        const std::int32_t left = t.channels - 16 * p;
+        const std::int32_t left = channels - 16 * p;
         if (left >= 16) {
           _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
         } else {  // the panel's last channels: no byte-masked store in AVX2
@@ -311,14 +358,23 @@ void epilogue_pairs(const TileOutput& t, const StageView& s) {
   }
 }
 
+template <SchemeKind K, DType D, bool kWindow>
+void epilogue_window(const TileOutput& t, const StageView& s) {
+  switch ((t.channels + 15) / 16) {
+    case 1: return epilogue_pairs<K, D, 1, kWindow>(t, s);
+    case 2: return epilogue_pairs<K, D, 2, kWindow>(t, s);
+    case 3: return epilogue_pairs<K, D, 3, kWindow>(t, s);
+    default: return epilogue_pairs<K, D, 4, kWindow>(t, s);
+  }
+}
+
 template <SchemeKind K, DType D>
 void epilogue(const TileOutput& t, const StageView& stage) {
   const StageView s = stage;  // a local copy: the byte stores may alias the caller's
-  switch ((t.channels + 15) / 16) {
-    case 1: return epilogue_pairs<K, D, 1>(t, s);
-    case 2: return epilogue_pairs<K, D, 2>(t, s);
-    case 3: return epilogue_pairs<K, D, 3>(t, s);
-    default: return epilogue_pairs<K, D, 4>(t, s);
+  if (t.window_sums != nullptr && t.weight_zero_points != nullptr) {
+    epilogue_window<K, D, true>(t, s);
+  } else {
+    epilogue_window<K, D, false>(t, s);
   }
 }
 
