@@ -248,9 +248,13 @@ inline __m512i pack_bytes(const __m512i (&r)[4]) {
 }
 
 // `kVectors` vectors of 16 channels: a compile-time count, so that the per-vector constants and
-// results stay in registers.
+// results stay in registers. The tile and the stage are copied into locals: the byte stores may
+// alias anything reached through a reference, which would make every vector read (and convert)
+// the zero point, bounds and flags again.
 template <SchemeKind K, DType D, int kVectors>
-void epilogue_vectors(const TileOutput& t, const StageView& s) {
+void epilogue_vectors(const TileOutput& tile, const StageView& view) {
+  const TileOutput t = tile;
+  const StageView s = view;
   const bool saturated_low =
       D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
   Lanes at[kVectors];
@@ -294,8 +298,7 @@ void epilogue_vectors(const TileOutput& t, const StageView& s) {
 }
 
 template <SchemeKind K, DType D>
-void epilogue(const TileOutput& t, const StageView& stage) {
-  const StageView s = stage;  // a local copy: the byte stores may alias the caller's
+void epilogue(const TileOutput& t, const StageView& s) {
   switch ((t.channels + 15) / 16) {
     case 1: return epilogue_vectors<K, D, 1>(t, s);
     case 2: return epilogue_vectors<K, D, 2>(t, s);
