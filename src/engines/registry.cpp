@@ -11,6 +11,10 @@ std::span<const Engine* const> all_engines() {
     &avx2_vnni_engine(),
     &avx2_engine(),
 #endif
+#if defined(__aarch64__)
+    &neon_dot_engine(),
+    &neon_engine(),
+#endif
     &reference_engine()
   };
   return engines;

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -143,6 +144,16 @@ class GemmKernel final : public PreparedKernel {
         lane_dwords_[static_cast<std::size_t>(l)] =
             static_cast<std::int32_t>((l / group_out_) * group_in_ / 4);
       }
+      // The common narrow groups get their input by broadcasts, with lanes arranged for them,
+      // where the kernel set has tiles for that arrangement.
+      const auto has = [&](GroupedLanes lanes) {
+        return kernels.grouped_tile(1, 1, false, lanes) != nullptr;
+      };
+      if (group_in_ == 4 && group_out_ == 4 && groups_ % 4 == 0 && has(GroupedLanes::four_groups)) {
+        grouped_lanes_ = GroupedLanes::four_groups;
+      } else if (group_out_ % 16 == 0 && has(GroupedLanes::one_group)) {
+        grouped_lanes_ = GroupedLanes::one_group;
+      }
     }
     steps_ = depthwise_ ? 1 : (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
@@ -215,7 +226,10 @@ class GemmKernel final : public PreparedKernel {
     }
     if (compact_copy_) out << " (strided pixels copied densely)";
     if (groups_per_panel_ > 1) {
-      out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel)";
+      static constexpr const char* kLanes[] = {"gathered", "one group per vector",
+                                               "four groups per vector"};
+      out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel, "
+          << kLanes[static_cast<int>(grouped_lanes_)] << ")";
     }
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     out << " (register tile " << kernels_.tile << ")";
@@ -295,10 +309,14 @@ class GemmKernel final : public PreparedKernel {
     return (o / group_out_) * panels_per_group_ + (o % group_out_) / kPanelWidth;
   }
   std::int64_t lane_of(std::int64_t o) const {
-    if (groups_per_panel_ > 1)
-      return (o / group_out_) % groups_per_panel_ * group_out_ + o % group_out_;
-    return (o % group_out_) % kPanelWidth;
+    if (groups_per_panel_ == 1) return (o % group_out_) % kPanelWidth;
+    const std::int64_t in_panel = (o / group_out_) % groups_per_panel_;
+    if (grouped_lanes_ == GroupedLanes::four_groups) {
+      return (in_panel / 4) * 16 + (o % 4) * 4 + in_panel % 4;  // see GroupedLanes
+    }
+    return in_panel * group_out_ + o % group_out_;
   }
+
   std::int64_t slot_of(std::int64_t o) const { return panel_of(o) * kPanelWidth + lane_of(o); }
 
   // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
@@ -324,8 +342,8 @@ class GemmKernel final : public PreparedKernel {
         for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
           const std::int64_t t = path_ == Path::im2col ? 0 : source_tap(tap);
           const std::int64_t k = path_ == Path::im2col ? tap * channels_ + c : c;
-          const auto stored =
-              static_cast<std::uint8_t>(panel[(t * steps_ + k / 4) * lanes * 4 + k % 4]);
+          const auto stored = static_cast<std::uint8_t>(
+              panel[t * steps_ * lanes * 4 + (k / 4) * lanes * 4 + k % 4]);
           out[i++] = static_cast<std::byte>(static_cast<std::uint8_t>(stored + shift_));
         }
       }
@@ -433,9 +451,11 @@ class GemmKernel final : public PreparedKernel {
     // Reads each channel's canonical (c, r, s) values in order; writes each to its panel lane.
     std::vector<std::int32_t> sums(static_cast<std::size_t>(taps_));
     for (std::int64_t o = 0; o < out_channels_; ++o) {
-      const std::int64_t p = panel_of(o), lane = lane_of(o);
+      const std::int64_t p = panel_of(o);
       const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
-      std::int8_t* panel = packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane * 4;
+      const std::int64_t stride = lanes * 4;  // bytes from one K step to the next
+      std::int8_t* panel =
+          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
       const std::int32_t zw = zero_points_[static_cast<std::size_t>(slot_of(o))];
       std::fill(sums.begin(), sums.end(), 0);
       const std::int16_t* values = weights.channel(o).data();
@@ -454,7 +474,7 @@ class GemmKernel final : public PreparedKernel {
         if (path_ == Path::im2col) {  // one tap of (r, s, c) bytes: byte k = tap * C + c
           for (std::int64_t c = 0; c < channels_; ++c) {
             const std::int64_t k = tap * channels_ + c;
-            panel[(k / 4) * lanes * 4 + k % 4] = static_cast<std::int8_t>(at(c, tap));
+            panel[(k / 4) * stride + k % 4] = static_cast<std::int8_t>(at(c, tap));
           }
           sums[0] += sum;
           continue;
@@ -463,7 +483,7 @@ class GemmKernel final : public PreparedKernel {
         for (std::int64_t c = 0; c < group_in_; c += 4) {
           const std::uint32_t word =
               at(c, tap) | at(c + 1, tap) << 8 | at(c + 2, tap) << 16 | at(c + 3, tap) << 24;
-          std::memcpy(block + (c / 4) * lanes * 4, &word, 4);
+          std::memcpy(block + (c / 4) * stride, &word, 4);
         }
         sums[static_cast<std::size_t>(tap)] = sum;
       }
@@ -515,6 +535,34 @@ class GemmKernel final : public PreparedKernel {
       }
       run_range = range;
     }
+    // Pixel tiles, for outputs narrower than two register tiles: runs of consecutive output
+    // pixels, across output rows, whatever their padding (a tile with padded pixels reads those
+    // taps from a row of zero-point bytes, run_pixels), all on the pattern with every tap. Where
+    // the kernel set takes tap row pointers. Otherwise such a row is short tiles, each streaming
+    // the panel's weights again, and its border pixels 1-row tiles, several times slower per
+    // pixel (a 7x7 output with padding 1 has 24 of its 49 pixels on the border). In wider
+    // outputs these are a few per row, and the pointer tables would cost more than they save.
+    pixel_tiles_ = kernels_.tap_row_pointers && !depthwise_ && !amx_ && out_w_ < 2 * max_rows_ &&
+                   d.kernel_h * d.kernel_w <= kMaxRedirectedTaps;
+    if (pixel_tiles_) {
+      const auto kind_of = [](auto& ranges, std::pair<std::int64_t, std::int64_t> full) {
+        const auto at = std::find(ranges.begin(), ranges.end(), full);
+        if (at != ranges.end()) return static_cast<std::int64_t>(at - ranges.begin());
+        ranges.push_back(full);
+        return static_cast<std::int64_t>(ranges.size()) - 1;
+      };
+      const std::int64_t full_row = kind_of(row_ranges, {0, d.kernel_h});
+      const std::int64_t full_column = kind_of(column_ranges, {0, d.kernel_w});
+      full_pattern_ = full_row * static_cast<std::int64_t>(column_ranges.size()) + full_column;
+      for (std::int64_t y = 0; y < out_h_; ++y) {
+        full_rows_.push_back(row_pattern_[static_cast<std::size_t>(y)] == full_row);
+      }
+      for (std::int64_t x = 0; x < out_w_; ++x) {
+        full_columns_.push_back(
+            valid_taps(x, stride_w_, d.dilation_w, pad_left_, d.kernel_w, in_w_) ==
+            column_ranges[static_cast<std::size_t>(full_column)]);
+      }
+    }
     column_kinds_ = static_cast<std::int64_t>(column_ranges.size());
     patterns_ = static_cast<std::int64_t>(row_ranges.size()) * column_kinds_;
     pattern_sums_.assign(static_cast<std::size_t>(patterns_ * padded_channels_), 0);
@@ -528,6 +576,8 @@ class GemmKernel final : public PreparedKernel {
           for (std::int64_t s = column_ranges[b].first; s < column_ranges[b].second; ++s) {
             const std::int64_t t = r * d.kernel_w + s;
             tap_offsets_.push_back((r * d.dilation_h * in_w_ + s * d.dilation_w) * channels_);
+            tap_kernel_rows_.push_back(static_cast<std::int32_t>(r));
+            tap_columns_.push_back(static_cast<std::int32_t>(s));
             tap_steps_.push_back(t * steps_);
             for (std::int64_t o = 0; o < padded_channels_; ++o) {
               sums[o] += tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)];
@@ -569,6 +619,7 @@ class GemmKernel final : public PreparedKernel {
  private:
   std::int64_t row_count(std::int64_t batch) const {
     if (path_ == Path::flat) return (batch * out_h_ * out_w_ + flat_chunk() - 1) / flat_chunk();
+    if (pixel_tiles_) return batch * ((out_h_ * out_w_ + flat_chunk() - 1) / flat_chunk());
     return batch * out_h_;
   }
 
@@ -632,6 +683,13 @@ class GemmKernel final : public PreparedKernel {
       }
       return;
     }
+    if (pixel_tiles_) {
+      const std::int64_t pixels = out_h_ * out_w_;
+      const std::int64_t chunks = (pixels + flat_chunk() - 1) / flat_chunk();
+      const std::int64_t begin = row % chunks * flat_chunk();
+      run_pixels(pr, row / chunks, begin, std::min(pixels, begin + flat_chunk()));
+      return;
+    }
     const std::int64_t n = row / out_h_;
     const std::int64_t y = row % out_h_;
     const std::int64_t first_pixel = (n * out_h_ + y) * out_w_;
@@ -679,6 +737,64 @@ class GemmKernel final : public PreparedKernel {
     }
   }
 
+  // Pixel tiles (plan_patterns): output pixels [begin, end) of image n, in tiles of up to
+  // max_rows consecutive pixels on the full pattern. A tile whose pixels all have every tap reads
+  // them at their own offsets; one with padded pixels gets a pointer per tap and row, the padded
+  // taps pointing at the zero-point row.
+  void run_pixels(const PanelRun& pr, std::int64_t n, std::int64_t begin, std::int64_t end) const {
+    const auto& d = problem_.desc();
+    const auto* input = static_cast<const std::uint8_t*>(pr.ctx.input);
+    const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(full_pattern_)];
+    const std::int64_t pixels = out_h_ * out_w_;
+    for (std::int64_t at = begin; at < end;) {
+      const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
+      std::int64_t offsets[kMaxTileRows], top[kMaxTileRows], left[kMaxTileRows];
+      bool padded = false;
+      for (int i = 0; i < rows; ++i) {
+        const std::int64_t y = (at + i) / out_w_, x = (at + i) % out_w_;
+        top[i] = y * stride_h_ - pad_top_;  // the window's first input row and column
+        left[i] = x * stride_w_ - pad_left_;
+        offsets[i] = ((n * in_h_ + top[i]) * in_w_ + left[i]) * channels_;
+        padded = padded || !full_rows_[static_cast<std::size_t>(y)] ||
+                 !full_columns_[static_cast<std::size_t>(x)];
+      }
+      if (!padded) {
+        run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at);
+        at += rows;
+        continue;
+      }
+      const std::uint8_t* tap_rows[kMaxRedirectedTaps * kMaxTileRows];
+      const std::uint8_t* zero_points = zero_point_row(pr.ctx) + pr.input_offset;
+      for (std::int32_t k = 0; k < taps; ++k) {
+        const auto tap = static_cast<std::size_t>(first_tap + k);
+        const std::int64_t dy = tap_kernel_rows_[tap] * d.dilation_h;
+        const std::int64_t dx = tap_columns_[tap] * d.dilation_w;
+        for (int i = 0; i < rows; ++i) {
+          const std::int64_t h = top[i] + dy, w = left[i] + dx;
+          tap_rows[k * rows + i] = h >= 0 && h < in_h_ && w >= 0 && w < in_w_
+                                       ? input + (offsets[i] + tap_offsets_[tap] + pr.input_offset)
+                                       : zero_points;
+        }
+      }
+      run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at, tap_rows);
+      at += rows;
+    }
+  }
+
+  // The calling thread's row of zero-point bytes (one pixel's channels, plus the slack of a
+  // whole-vector read), filled for this call's zero point.
+  const std::uint8_t* zero_point_row(const RunContext& ctx) const {
+    thread_local AlignedVector<std::uint8_t> row;
+    thread_local int value = -1;
+    const auto bytes = static_cast<std::size_t>(channels_ + 64);
+    if (row.size() < bytes || value != ctx.input_zero_point) {
+      if (row.size() < bytes) row.resize(bytes);
+      std::fill(row.begin(), row.end(), static_cast<std::uint8_t>(ctx.input_zero_point));
+      value = ctx.input_zero_point;
+    }
+    return row.data();
+  }
+
   static constexpr std::int64_t kMaxIm2colBytes = 1024;          // one window, C_in * kh * kw
   static constexpr std::int64_t kIm2colBufferBytes = 32 * 1024;  // at least 32 rows of 1024
   std::int64_t im2col_stride() const { return round_up(tap_bytes_, amx_ ? 64 : 4); }
@@ -702,7 +818,8 @@ class GemmKernel final : public PreparedKernel {
 
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
-                int rows, std::int64_t first_pixel) const {
+                int rows, std::int64_t first_pixel,
+                const std::uint8_t* const* tap_rows = nullptr) const {
     if (rows > max_rows_ && pr.vectors < kPanelWidth / 16) {
       // An AMX block on a partial panel: vpdpbusd tiles instead.
       for (int done = 0; done < rows; done += max_rows_) {
@@ -738,11 +855,11 @@ class GemmKernel final : public PreparedKernel {
                           pr.ctx.input_zero_point, acc, sums});
     } else if (groups_per_panel_ > 1) {
       const std::int64_t groups = pr.channels / group_out_;
-      kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, group_out_ % 16 == 0)(
+      kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, grouped_lanes_)(
           {{input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
             tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
             static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],
-            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr},
+            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr, tap_rows, rows},
            lane_dwords_.data(),
            static_cast<std::int32_t>(groups * group_in_),
            zero_points_.data() + pr.panel * kPanelWidth});
@@ -754,7 +871,7 @@ class GemmKernel final : public PreparedKernel {
            static_cast<std::int32_t>(tap_stride()), pr.vectors,
            widened_.empty() ? packed_.data() + panel_offsets_[p]
                             : widened_.data() + panel_offsets_[p] * kernels_.weight_widening,
-           zero_point_sums, pr.ctx.input_zero_point, acc, sums});
+           zero_point_sums, pr.ctx.input_zero_point, acc, sums, tap_rows, rows});
     }
 
     const RunContext& ctx = pr.ctx;
@@ -790,6 +907,9 @@ class GemmKernel final : public PreparedKernel {
   // A kernel with more taps runs on the reference engine: it bounds the plan's per-pattern tap
   // lists.
   static constexpr std::int32_t kMaxTaps = 1024;
+  // Border tiles are merged (merge_border_tiles) for kernels of at most this many taps: the
+  // pointer table lives on the stack.
+  static constexpr std::int64_t kMaxRedirectedTaps = 64;
   static constexpr int kMaxAmxRows = kMaxAmxBlock;
 
  private:
@@ -823,6 +943,7 @@ class GemmKernel final : public PreparedKernel {
   std::int64_t groups_ = 1, group_in_ = 0, group_out_ = 0, panels_per_group_ = 0;
   // Groups side by side in one panel (grouped tiles), or 1: each group has panels of its own.
   std::int64_t groups_per_panel_ = 1;
+  GroupedLanes grouped_lanes_ = GroupedLanes::gathered;
   AlignedVector<std::int32_t> lane_dwords_ = AlignedVector<std::int32_t>(kPanelWidth, 0);
   std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
   std::vector<std::int64_t> panel_channels_;  // each panel's first output channel
@@ -838,6 +959,13 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::pair<std::int64_t, int>> column_tiles_;           // (first x, pixels)
   std::vector<std::int32_t> column_pattern_;                         // per column tile
   std::vector<std::pair<std::int32_t, std::int32_t>> pattern_taps_;  // (first, count)
+  std::vector<std::int32_t> tap_columns_;      // per listed tap: its kernel column s
+  std::vector<std::int32_t> tap_kernel_rows_;  // per listed tap: its kernel row r
+  // Pixel tiles (plan_patterns): the pattern with every tap, and which output rows and columns
+  // have every tap.
+  bool pixel_tiles_ = false;
+  std::int64_t full_pattern_ = 0;
+  std::vector<bool> full_rows_, full_columns_;
   std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;

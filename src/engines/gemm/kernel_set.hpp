@@ -59,6 +59,12 @@ struct GemmTile {
   std::int32_t input_zero_point;
   std::int32_t* acc;          // out: [rows][64] s32 sums
   std::int32_t* window_sums;  // out: per row, sum of the input values read; null when not needed
+  // When not null (kernel sets with tap_row_pointers only): where row i reads tap k, at
+  // tap_rows[k * tap_rows_stride + i], instead of input + first_row + tap_offsets[k] + row i's
+  // offset. A tile of pixels with different padding then runs as one: their padded taps read a
+  // row of zero-point bytes, which add (zx − zx)·w = 0 once corrected.
+  const std::uint8_t* const* tap_rows;
+  std::int32_t tap_rows_stride;
 };
 // The input's signedness is the KernelSet's (u8_input; the planner copies an input of the other
 // kind with its sign bit flipped) and the weights are s8 (u8 weights are packed as w − 128).
@@ -77,6 +83,18 @@ struct GroupedTile {
   const std::int32_t* zero_points;
 };
 using GroupedTileKernel = void (*)(const GroupedTile&);
+
+// How a grouped tile's lanes get their input (the planner picks one per problem and packs for it).
+enum class GroupedLanes : std::uint8_t {
+  // Any groups: each row's panel channels loaded once per K step, spread by lane_dwords.
+  gathered,
+  // Every 16 lanes in one group (16 or 32 output channels per group): a broadcast of its dword.
+  one_group,
+  // 4 input and 4 output channels per group: vector j holds groups 4j..4j+3, lane l the output
+  // channel l / 4 of group 4j + l % 4, so one 16-byte broadcast (the 4 groups' channels) feeds
+  // all lanes; the tile puts its lanes back in channel order at the end.
+  four_groups,
+};
 
 // AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 output channels, from the
 // same packed panels (a panel's 16 steps of 64 lanes x 4 bytes are exactly a 16 x 64-byte B tile,
@@ -180,21 +198,24 @@ struct KernelSet {
   // 32 bytes of 8 lanes x 4 s8 as 64 bytes of s16 pairs) gives `weight_widening` (its bytes per
   // packed byte) and both ways of the transform, chunk by chunk over the whole packed array; the
   // tiles then get that form and GemmTile::tap_steps count steps of the wider bytes.
-  int weight_widening;  // 1 (the common form) or 2
-  void (*widen_weights)(const std::int8_t* packed, std::int64_t bytes, std::int8_t* out);
-  void (*narrow_weights)(const std::int8_t* widened, std::int64_t packed_bytes, std::int8_t* out);
+  int weight_widening = 1;  // 1 (the common form) or 2
+  void (*widen_weights)(const std::int8_t* packed, std::int64_t bytes, std::int8_t* out) = nullptr;
+  void (*narrow_weights)(const std::int8_t* widened, std::int64_t packed_bytes,
+                         std::int8_t* out) = nullptr;
   // 2 when the GEMM tiles read the input zero-extended to u16 (the avx2 set): the planner hands
   // them a widened copy (64 zero bytes after it) and the same byte offsets, which they double.
-  int input_widening;  // 1 or 2
+  int input_widening = 1;  // 1 or 2
   void (*depthwise_tile)(const DepthwiseTile&);
   bool (*amx_available)();  // asks the OS once for the tile state (Linux: arch_prctl)
   void (*amx_begin)();      // before a thread's first block of a run
   void (*amx_end)();        // after its last: releases the tiles
   void (*amx_block)(const AmxBlock&);
-  // Grouped tiles for groups narrower than a panel (null: each group has panels of its own).
-  // vectors_within_groups: every 16 lanes of a panel belong to one group (groups of 16 or 32).
-  GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums,
-                                    bool vectors_within_groups);
+  // Grouped tiles for groups narrower than a panel (null: each group has panels of its own). It
+  // returns null for a lane arrangement it has no tiles for (the planner then uses `gathered`,
+  // which every grouped tile must take).
+  GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums, GroupedLanes lanes);
+  // The GEMM and grouped tiles take GemmTile::tap_rows (false: the planner never passes it).
+  bool tap_row_pointers = false;
 };
 
 }  // namespace qconv::detail::gemm

@@ -26,6 +26,7 @@ const gemm::KernelSet& kernel_set() {
       .amx_end = nullptr,
       .amx_block = nullptr,
       .grouped_tile = nullptr,
+      .tap_row_pointers = false,
   };
   return kernels;
 }

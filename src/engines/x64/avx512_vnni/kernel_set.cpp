@@ -26,6 +26,7 @@ const gemm::KernelSet& kernel_set() {
       .amx_end = &amx_end,
       .amx_block = &amx_block,
       .grouped_tile = &grouped_tile_kernel,
+      .tap_row_pointers = true,
   };
   return kernels;
 }
