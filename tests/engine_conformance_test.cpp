@@ -15,9 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "core/serialize_internal.hpp"
 #include "engines/engine.hpp"
 #include "qconv/error.hpp"
 #include "qconv/plan.hpp"
+#include "qconv/serialize.hpp"
 #include "support/random_problem.hpp"
 
 namespace qconv {
@@ -307,6 +309,54 @@ TEST_P(EngineConformance, TiesRoundAsTheSchemeSays) {
       ASSERT_TRUE(failure.empty())
           << to_string(scheme) << " " << to_string(rounding) << ": " << failure;
     }
+  }
+}
+
+// A prepared-weights file packed by another engine (avx512_vnni) loads on this one by re-packing
+// from the original weights it kept: on a CPU with only this engine's features (the AVX-512 packed
+// form cannot run there), and here with QCONV_ENGINE forcing this engine. The outputs are the same.
+TEST_P(EngineConformance, FileFromAnotherEngineRepacksForThisOne) {
+  const detail::Engine* packer = nullptr;
+  const detail::Engine* self = nullptr;
+  for (const detail::Engine* e : detail::all_engines()) {
+    if (e->name() == "avx512_vnni") packer = e;
+    if (e->name() == GetParam()) self = e;
+  }
+  if (packer == nullptr || (packer->required_cpu_features() & ~detail::host_cpu_features()) != 0) {
+    GTEST_SKIP() << "needs the avx512_vnni engine to write the file";
+  }
+  if (self == packer) GTEST_SKIP() << "the file's own engine";
+  Rng rng(99);
+  RandomProblemOptions opt = ordinary(rng);
+  opt.op = OpKind::conv2d;
+  opt.depthwise = false;
+  const RandomCase rc = test::random_case(rng, opt);
+  const Problem problem(rc.desc);
+  const Plan prepared = Plan::prepare(problem, rc.weight_view(), PrepareOptions{"avx512_vnni"});
+  const auto want = run(rc, prepared, 1);
+  const std::vector<std::byte> file = serialize(prepared, SaveOptions{true});
+
+  ASSERT_EQ(setenv("QCONV_ENGINE", GetParam().c_str(), 1), 0);
+  struct Unset {
+    ~Unset() { unsetenv("QCONV_ENGINE"); }
+  } unset;
+  for (const detail::CpuFeatures host :
+       {self->required_cpu_features(), detail::host_cpu_features()}) {
+    const Plan loaded = detail::deserialize_for(file, host);
+    EXPECT_EQ(loaded.engine(), GetParam()) << loaded.describe();
+    EXPECT_NE(loaded.describe().find("re-packed from the file's original weights"),
+              std::string::npos)
+        << loaded.describe();
+    EXPECT_EQ(run(rc, loaded, 1), want) << loaded.describe();
+  }
+  // Without the original weights, a CPU lacking AVX-512 cannot load it and says why.
+  if ((packer->required_cpu_features() & ~self->required_cpu_features()) == 0) return;
+  const std::vector<std::byte> bare = serialize(prepared);
+  try {
+    (void)detail::deserialize_for(bare, self->required_cpu_features());
+    ADD_FAILURE() << "loaded an AVX-512 packed form on a CPU with " << GetParam() << "'s features";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("keep_original_weights"), std::string::npos) << e.what();
   }
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The vector output stage (16 lanes, AVX-512) against the scalar OutputStage::apply, the oracle:
+// The vector output stages (16 lanes of AVX-512, 8 of AVX2: each kernel set's epilogue) against the
+// scalar OutputStage::apply, the oracle:
 // every scheme, its tie rule (multipliers of 2^-j make exact halves common), its saturation
 // (multipliers up to 2^40, accumulators at the ends of s32), odd output zero points, ReLU and
 // clamp, u8, s8 and s32 outputs, per-tensor and per-channel constants.
@@ -9,7 +10,9 @@
 #include <cstdint>
 #include <cstring>
 #include <iostream>
+#include <iterator>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "core/cpu_features.hpp"
@@ -17,19 +20,30 @@
 #include "qconv/error.hpp"
 
 #if defined(__x86_64__)
-#include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/gemm/kernel_set.hpp"
 #include "engines/gemm/stage_view.hpp"
+#include "engines/x64/avx2/kernels.hpp"
+#include "engines/x64/avx512_vnni/kernel_set.hpp"
 
 namespace qconv {
 namespace {
 
 using detail::OutputStage;
-namespace vnni = detail::avx512_vnni;
+namespace gemm = detail::gemm;
 
-constexpr detail::CpuFeatures kNeeded = detail::kAvx512f | detail::kAvx512bw | detail::kAvx512vl |
-                                        detail::kAvx512dq | detail::kAvx512vnni;
-
-bool cpu_has_avx512() { return (detail::host_cpu_features() & kNeeded) == kNeeded; }
+// A kernel set's output stage and the CPU features it needs.
+struct Stage {
+  const char* name;
+  const gemm::KernelSet& (*kernels)();
+  detail::CpuFeatures needs;
+};
+// avx2_vnni shares avx2's output stage.
+const Stage kStages[] = {
+    {"avx512", &detail::avx512_vnni::kernel_set,
+     detail::kAvx512f | detail::kAvx512bw | detail::kAvx512vl | detail::kAvx512dq |
+         detail::kAvx512vnni},
+    {"avx2", &detail::avx2::kernel_set, detail::kAvx2},
+};
 
 // Accumulators where schemes disagree if a rule is wrong: a dense run around 0 (ties under 2^-j
 // multipliers), powers of two and their neighbours, the ends of s32.
@@ -50,18 +64,21 @@ std::vector<std::int32_t> probe_accumulators() {
 }
 
 // Runs every probe accumulator through channel o of the vector stage and of the scalar one.
-void expect_same(const ProblemDesc& d, BiasView bias, const std::string& label) {
+void expect_same(const gemm::KernelSet& kernels, const ProblemDesc& d, BiasView bias,
+                 const std::string& label) {
   const OutputStage stage(d, bias);
-  const vnni::EpilogueKernel kernel = vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
+  const gemm::EpilogueKernel kernel = kernels.epilogue(d.scheme.kind, d.output_dtype);
   ASSERT_NE(kernel, nullptr) << label;
-  const vnni::StageView view = detail::gemm::stage_view(stage.vectors());
+  const gemm::StageView view = gemm::stage_view(stage.vectors());
+  const int max_rows = kernels.max_rows;
   const std::vector<std::int32_t> accs = probe_accumulators();
   const std::int64_t channels = d.out_channels;
   const std::size_t element = element_size(d.output_dtype);
   int compared = 0;
-  for (std::size_t first = 0; first < accs.size(); first += vnni::kMaxRows) {
-    alignas(64) std::int32_t acc[vnni::kMaxRows * vnni::kPanelWidth] = {};
-    const int rows = static_cast<int>(std::min<std::size_t>(vnni::kMaxRows, accs.size() - first));
+  for (std::size_t first = 0; first < accs.size(); first += static_cast<std::size_t>(max_rows)) {
+    alignas(64) std::int32_t acc[gemm::kMaxTileRows * gemm::kPanelWidth] = {};
+    const int rows = static_cast<int>(
+        std::min<std::size_t>(static_cast<std::size_t>(max_rows), accs.size() - first));
     for (int i = 0; i < rows; ++i) {
       for (std::int64_t c = 0; c < std::min<std::int64_t>(channels, 64); ++c) {
         acc[i * 64 + c] = accs[first + static_cast<std::size_t>(i)];
@@ -71,7 +88,7 @@ void expect_same(const ProblemDesc& d, BiasView bias, const std::string& label) 
       const auto width =
           static_cast<std::int32_t>(std::min<std::int64_t>(64, channels - panel * 64));
       std::vector<std::byte> out(static_cast<std::size_t>(rows * width) * element);
-      const vnni::TileOutput tile{acc,     rows,  width,      panel * 64, nullptr,
+      const gemm::TileOutput tile{acc,     rows,  width,      panel * 64, nullptr,
                                   nullptr, false, out.data(), width};
       kernel(tile, view);
       for (int i = 0; i < rows; ++i) {
@@ -109,15 +126,19 @@ ProblemDesc tie_problem(SchemeKind kind, DType output, std::int64_t channels, in
   return d;
 }
 
-class VectorOutputStage : public ::testing::TestWithParam<SchemeKind> {
+class VectorOutputStage : public ::testing::TestWithParam<std::tuple<int, SchemeKind>> {
  protected:
   void SetUp() override {
-    if (!cpu_has_avx512()) GTEST_SKIP() << "needs AVX-512 F/BW/VL/DQ + VNNI, which this CPU lacks";
+    const Stage& s = kStages[std::get<0>(GetParam())];
+    if ((detail::host_cpu_features() & s.needs) != s.needs) {
+      GTEST_SKIP() << "needs " << detail::to_string_features(s.needs) << ", which this CPU lacks";
+    }
   }
 };
 
 TEST_P(VectorOutputStage, TiesAndSaturationMatchTheScalarStage) {
-  const SchemeKind kind = GetParam();
+  const gemm::KernelSet& kernels = kStages[std::get<0>(GetParam())].kernels();
+  const SchemeKind kind = std::get<1>(GetParam());
   const std::vector<DType> outputs = kind == SchemeKind::int32
                                          ? std::vector<DType>{DType::s32}
                                          : std::vector<DType>{DType::u8, DType::s8};
@@ -157,7 +178,7 @@ TEST_P(VectorOutputStage, TiesAndSaturationMatchTheScalarStage) {
             } catch (const Error&) {
               continue;  // scales the scheme refuses (e.g. a TFLite shift above 30)
             }
-            expect_same(d, bias, label);
+            expect_same(kernels, d, bias, label);
           }
         }
       }
@@ -165,13 +186,17 @@ TEST_P(VectorOutputStage, TiesAndSaturationMatchTheScalarStage) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Schemes, VectorOutputStage,
-                         ::testing::Values(SchemeKind::int32, SchemeKind::fbgemm,
-                                           SchemeKind::qnnpack, SchemeKind::onednn,
-                                           SchemeKind::onnx, SchemeKind::tvm, SchemeKind::tvm_f32,
-                                           SchemeKind::tflite, SchemeKind::tflite_single,
-                                           SchemeKind::onnxruntime),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+INSTANTIATE_TEST_SUITE_P(
+    Schemes, VectorOutputStage,
+    ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kStages))),
+                       ::testing::Values(SchemeKind::int32, SchemeKind::fbgemm, SchemeKind::qnnpack,
+                                         SchemeKind::onednn, SchemeKind::onnx, SchemeKind::tvm,
+                                         SchemeKind::tvm_f32, SchemeKind::tflite,
+                                         SchemeKind::tflite_single, SchemeKind::onnxruntime)),
+    [](const auto& info) {
+      return std::string(kStages[std::get<0>(info.param)].name) + "_" +
+             std::string(to_string(std::get<1>(info.param)));
+    });
 
 }  // namespace
 }  // namespace qconv

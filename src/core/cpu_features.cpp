@@ -26,6 +26,7 @@ std::uint64_t read_xcr0() {
 CpuFeatures detect() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return 0;
+  const unsigned ecx1 = ecx;
   const bool osxsave = (ecx & bit_OSXSAVE) != 0;
   const bool avx = (ecx & bit_AVX) != 0;
   if (!osxsave || !avx) return 0;
@@ -35,6 +36,7 @@ CpuFeatures detect() {
   if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return 0;
   CpuFeatures features = 0;
   if (ymm_saved && (ebx & bit_AVX2) != 0) features |= kAvx2;
+  if (ymm_saved && (ecx1 & bit_FMA) != 0) features |= kFma;
   if (zmm_saved && (ebx & bit_AVX512F) != 0) {
     features |= kAvx512f;
     if ((ebx & bit_AVX512BW) != 0) features |= kAvx512bw;
@@ -46,6 +48,11 @@ CpuFeatures detect() {
   if (tiles_saved && (edx & (1u << 24)) != 0) {
     features |= kAmxTile;
     if ((edx & (1u << 25)) != 0) features |= kAmxInt8;
+  }
+  // Leaf 7 subleaf 1 (leaf 7 subleaf 0's eax: the last subleaf): AVX-VNNI in eax bit 4.
+  if (ymm_saved && eax >= 1 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 &&
+      (eax & (1u << 4)) != 0) {
+    features |= kAvxVnni;
   }
   return features;
 }
@@ -65,7 +72,7 @@ CpuFeatures detect() {
 CpuFeatures detect() { return 0; }
 #endif
 
-constexpr std::array<std::pair<CpuFeatures, const char*>, 11> kNames{{
+constexpr std::array<std::pair<CpuFeatures, const char*>, 13> kNames{{
     {kAvx2, "avx2"},
     {kAvx512f, "avx512f"},
     {kAvx512bw, "avx512bw"},
@@ -74,6 +81,8 @@ constexpr std::array<std::pair<CpuFeatures, const char*>, 11> kNames{{
     {kAvx512dq, "avx512dq"},
     {kAmxTile, "amx-tile"},
     {kAmxInt8, "amx-int8"},
+    {kAvxVnni, "avx-vnni"},
+    {kFma, "fma"},
     {kNeon, "neon"},
     {kNeonDot, "neon-dot"},
     {kI8mm, "i8mm"},

@@ -25,6 +25,8 @@ enum CpuFeature : CpuFeatures {
   kAvx512dq = 1u << 5,
   kAmxTile = 1u << 6,  // AMX tiles (the OS saves their state; Linux also asks a process to
   kAmxInt8 = 1u << 7,  // request it: see the AMX kernels)
+  kAvxVnni = 1u << 8,  // 256-bit vpdpbusd, VEX-encoded (cpuid 7.1 eax bit 4)
+  kFma = 1u << 9,
 };
 
 // ARM features (Linux's HWCAP bits): Advanced SIMD, its dot product (ARMv8.2 sdot/udot) and the
@@ -40,7 +42,7 @@ inline constexpr CpuFeatures kKnownArmCpuFeatures = kNeon | kNeonDot | kI8mm;
 // Every bit this library knows; a file naming any other bit was written by a newer library.
 inline constexpr CpuFeatures kKnownCpuFeatures = kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni |
                                                  kAvx512vl | kAvx512dq | kAmxTile | kAmxInt8 |
-                                                 kKnownArmCpuFeatures;
+                                                 kAvxVnni | kFma | kKnownArmCpuFeatures;
 
 // The features of the CPU this process runs on, usable by user code: the instruction set is
 // present (cpuid) and the operating system saves the registers it needs (xgetbv); on ARM, what

@@ -12,6 +12,7 @@
 #include "qconv/serialize.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <type_traits>
@@ -334,7 +335,15 @@ Plan build_plan(const FileFields& f, CpuFeatures host) {
   }();
   const std::string written_by =
       "format " + std::to_string(f.format_version) + ", written by qconv " + f.library_version;
-  const std::string unusable = why_packed_unusable(f, host);
+  std::string unusable = why_packed_unusable(f, host);
+  // QCONV_ENGINE forcing another engine than the file's: re-packed for it where the file kept the
+  // original weights (otherwise the packed form is loaded as it is).
+  const char* forced = std::getenv("QCONV_ENGINE");
+  if (unusable.empty() && f.has_original_weights && forced != nullptr && *forced != '\0' &&
+      std::string_view(forced) != "auto" && std::string_view(forced) != f.engine) {
+    unusable = "QCONV_ENGINE = " + std::string(forced) + " forces another engine than the file's " +
+               f.engine;
+  }
   if (unusable.empty()) {
     const Engine& engine = *find_engine(f.engine);
     std::unique_ptr<PreparedKernel> kernel = engine.unpack(problem, f.packed_weights);

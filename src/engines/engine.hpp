@@ -109,6 +109,8 @@ const Engine& reference_engine();
 #if defined(__x86_64__)
 const Engine& avx512_vnni_engine();
 const Engine& avx512_amx_engine();
+const Engine& avx2_vnni_engine();
+const Engine& avx2_engine();
 #endif
 #if defined(__aarch64__)
 const Engine& neon_dot_engine();  // ARMv8.2 dot product (sdot)

@@ -8,6 +8,8 @@ std::span<const Engine* const> all_engines() {
 #if defined(__x86_64__)
     &avx512_amx_engine(),
     &avx512_vnni_engine(),
+    &avx2_vnni_engine(),
+    &avx2_engine(),
 #endif
 #if defined(__aarch64__)
     &neon_dot_engine(),

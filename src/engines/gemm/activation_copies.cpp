@@ -25,7 +25,7 @@ void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes, 
 }  // namespace
 
 std::uint8_t* thread_scratch(std::size_t bytes, int slot) {
-  thread_local AlignedVector<std::uint8_t> buffers[3];
+  thread_local AlignedVector<std::uint8_t> buffers[4];
   AlignedVector<std::uint8_t>& buffer = buffers[slot];
   if (buffer.size() < bytes) buffer.resize(bytes);
   return buffer.data();
@@ -126,6 +126,23 @@ void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64
                        out + at(n * channels * pixels + first), pixels, count, channels, element);
     }
   });
+}
+
+void widen_bytes(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out) {
+  for (std::int64_t i = 0; i < bytes; ++i) out[i] = in[i];
+}
+
+const std::uint8_t* widened_copy(const std::uint8_t* in, std::int64_t bytes, int threads) {
+  constexpr std::int64_t kSlack = 64;
+  auto* out = reinterpret_cast<std::uint16_t*>(
+      thread_scratch(static_cast<std::size_t>(2 * bytes + kSlack), 3));
+  constexpr std::int64_t kChunk = 1 << 16;
+  parallel_for(threads, (bytes + kChunk - 1) / kChunk, [&](std::int64_t begin, std::int64_t end) {
+    const std::int64_t first = begin * kChunk, last = std::min(bytes, end * kChunk);
+    widen_bytes(in + first, last - first, out + first);
+  });
+  std::memset(out + bytes, 0, kSlack);
+  return reinterpret_cast<const std::uint8_t*>(out);
 }
 
 }  // namespace qconv::detail::gemm

@@ -20,8 +20,9 @@ struct ActivationCopy {
 };
 
 // Scratch buffer `slot` of the calling thread (0: the input's copy, 1: an NHWC copy of an NCHW
-// input, 2: an NHWC result for an NCHW output), grown to `bytes` once and then reused: no
-// allocation after a thread's first call of a plan this size. Freed when the thread ends.
+// input, 2: an NHWC result for an NCHW output, 3: the input widened to u16), grown to `bytes` once
+// and then reused: no allocation after a thread's first call of a plan this size. Freed when the
+// thread ends.
 std::uint8_t* thread_scratch(std::size_t bytes, int slot);
 
 // A [batch][grid_height][grid_width][channels] grid of `fill` bytes with pixel (h, w) of the input
@@ -47,5 +48,12 @@ const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
 // An NHWC tensor of `element`-byte values written as NCHW into `nchw`.
 void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,
                     std::int64_t pixels, std::size_t element, int threads);
+
+// `bytes` bytes zero-extended to u16 (for kernel sets that read the input widened).
+void widen_bytes(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out);
+
+// The same into scratch slot 3, followed by 64 zero bytes (a tile's last K step may read past its
+// row's channels).
+const std::uint8_t* widened_copy(const std::uint8_t* in, std::int64_t bytes, int threads);
 
 }  // namespace qconv::detail::gemm

@@ -178,6 +178,12 @@ class GemmKernel final : public PreparedKernel {
       pad_top_ = pad_left_ = 0;
     }
     pack(problem, weights);
+    if (kernels.widen_weights != nullptr && !depthwise_) {  // the kernel set's own wider form
+      widened_.assign(packed_.size() * static_cast<std::size_t>(kernels.weight_widening), 0);
+      kernels.widen_weights(packed_.data(), static_cast<std::int64_t>(packed_.size()),
+                            widened_.data());
+      packed_ = {};
+    }
     plan_patterns(problem);
     if (depthwise_) pair_depthwise_weights();
     // Preparation's intermediates: the plan runs from the pattern sums and pairs alone.
@@ -269,6 +275,13 @@ class GemmKernel final : public PreparedKernel {
     } else if (flip_input_) {
       ctx.input = plain_copy(input);
     }
+    if (widened_input() && path_ != Path::im2col) {  // im2col widens each gathered run instead
+      std::int64_t pixels = call.batch * d.in_height * d.in_width;
+      if (transposed_ || padded_copy_) pixels = call.batch * in_h_ * in_w_;
+      if (compact_copy_) pixels = call.batch * out_h_ * out_w_;
+      ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input), pixels * channels_,
+                               call.threads);
+    }
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
@@ -312,12 +325,19 @@ class GemmKernel final : public PreparedKernel {
     const auto& d = problem_.desc();
     std::vector<std::byte> out(
         static_cast<std::size_t>(out_channels_ * group_in_ * d.kernel_h * d.kernel_w));
+    AlignedVector<std::int8_t> narrowed;  // the common form back from a kernel set's wider one
+    if (!widened_.empty()) {
+      narrowed.assign(widened_.size() / static_cast<std::size_t>(kernels_.weight_widening), 0);
+      kernels_.narrow_weights(widened_.data(), static_cast<std::int64_t>(narrowed.size()),
+                              narrowed.data());
+    }
+    const std::int8_t* packed = widened_.empty() ? packed_.data() : narrowed.data();
     std::size_t i = 0;
     for (std::int64_t o = 0; o < out_channels_; ++o) {
       const std::int64_t p = panel_of(o);
       const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
       const std::int8_t* panel =
-          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
+          packed + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
       for (std::int64_t c = 0; c < group_in_; ++c) {
         for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
           const std::int64_t t = path_ == Path::im2col ? 0 : source_tap(tap);
@@ -677,6 +697,7 @@ class GemmKernel final : public PreparedKernel {
       // Windows of a run of tiles gathered at once, so that the stores have left before the tiles
       // read them back.
       alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
+      alignas(64) std::uint16_t wide[kIm2colBufferBytes + 64];  // with input_widening 2
       const std::int64_t per_gather =
           std::max<std::int64_t>(kMaxAmxBlock, kIm2colBufferBytes / im2col_stride());
       for (std::size_t first = 0; first < column_tiles_.size();) {
@@ -689,9 +710,16 @@ class GemmKernel final : public PreparedKernel {
         const std::int64_t pixels =
             column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
         gather(ctx, n, y, x0, static_cast<int>(pixels), gathered);
+        const std::uint8_t* rows_in = gathered;
+        if (widened_input()) {  // the tiles read it as u16, with zeros after it
+          const std::int64_t bytes = pixels * im2col_stride();
+          widen_bytes(gathered, bytes, wide);
+          std::fill(wide + bytes, wide + bytes + 32, std::uint16_t{0});
+          rows_in = reinterpret_cast<const std::uint8_t*>(wide);
+        }
         for (std::size_t t = first; t < last; ++t) {
           const auto [x, rows] = column_tiles_[t];
-          run_tile(pr, gathered, (x - x0) * im2col_stride(), im2col_stride(), nullptr, 0, rows,
+          run_tile(pr, rows_in, (x - x0) * im2col_stride(), im2col_stride(), nullptr, 0, rows,
                    first_pixel + x);
         }
         first = last;
@@ -840,7 +868,9 @@ class GemmKernel final : public PreparedKernel {
       kernels_.gemm_tile(rows, pr.vectors)(
           {input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
            tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
-           static_cast<std::int32_t>(tap_stride()), pr.vectors, packed_.data() + panel_offsets_[p],
+           static_cast<std::int32_t>(tap_stride()), pr.vectors,
+           widened_.empty() ? packed_.data() + panel_offsets_[p]
+                            : widened_.data() + panel_offsets_[p] * kernels_.weight_widening,
            zero_point_sums, pr.ctx.input_zero_point, acc, sums, tap_rows, rows});
     }
 
@@ -884,6 +914,8 @@ class GemmKernel final : public PreparedKernel {
 
  private:
   std::int64_t flat_chunk() const { return kFlatChunkTiles * max_rows_; }
+  // The GEMM tiles read the input as u16 (KernelSet::input_widening); depthwise tiles never.
+  bool widened_input() const { return kernels_.input_widening == 2 && !depthwise_; }
 
   const KernelSet& kernels_;
   int max_rows_;
@@ -916,6 +948,7 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
   std::vector<std::int64_t> panel_channels_;  // each panel's first output channel
   AlignedVector<std::int8_t> packed_;
+  AlignedVector<std::int8_t> widened_;  // or the kernel set's wider form of it (packed_ freed)
   std::vector<std::int64_t> panel_offsets_;
   std::vector<int> panel_vectors_;
   AlignedVector<std::int32_t> zero_points_;  // zw' per channel

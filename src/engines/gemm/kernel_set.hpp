@@ -194,6 +194,17 @@ struct KernelSet {
   void (*correct_tile)(const TileOutput&);  // the zero-point corrections alone
   EpilogueKernel (*epilogue)(SchemeKind scheme, DType output_dtype);
   // Optional (null when the ISA has none).
+  // A kernel set whose GEMM tiles take the panels in a wider form of their own (the avx2 set: each
+  // 32 bytes of 8 lanes x 4 s8 as 64 bytes of s16 pairs) gives `weight_widening` (its bytes per
+  // packed byte) and both ways of the transform, chunk by chunk over the whole packed array; the
+  // tiles then get that form and GemmTile::tap_steps count steps of the wider bytes.
+  int weight_widening = 1;  // 1 (the common form) or 2
+  void (*widen_weights)(const std::int8_t* packed, std::int64_t bytes, std::int8_t* out) = nullptr;
+  void (*narrow_weights)(const std::int8_t* widened, std::int64_t packed_bytes,
+                         std::int8_t* out) = nullptr;
+  // 2 when the GEMM tiles read the input zero-extended to u16 (the avx2 set): the planner hands
+  // them a widened copy (64 zero bytes after it) and the same byte offsets, which they double.
+  int input_widening = 1;  // 1 or 2
   void (*depthwise_tile)(const DepthwiseTile&);
   bool (*amx_available)();  // asks the OS once for the tile state (Linux: arch_prctl)
   void (*amx_begin)();      // before a thread's first block of a run
@@ -204,7 +215,7 @@ struct KernelSet {
   // which every grouped tile must take).
   GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums, GroupedLanes lanes);
   // The GEMM and grouped tiles take GemmTile::tap_rows (false: the planner never passes it).
-  bool tap_row_pointers;
+  bool tap_row_pointers = false;
 };
 
 }  // namespace qconv::detail::gemm

@@ -2,6 +2,8 @@
 // The x86-64 engines: the GEMM planner (src/engines/gemm) on each instruction set's kernels.
 #include "engines/engine.hpp"
 #include "engines/gemm/gemm_engine.hpp"
+#include "engines/x64/avx2/kernels.hpp"
+#include "engines/x64/avx2_vnni/kernels.hpp"
 #include "engines/x64/avx512_vnni/kernel_set.hpp"
 
 namespace qconv::detail {
@@ -22,6 +24,20 @@ const Engine& avx512_vnni_engine() {
 const Engine& avx512_amx_engine() {
   static const auto engine = gemm::make_engine("avx512_amx", kAvx512Vnni | kAmxTile | kAmxInt8,
                                                avx512_vnni::kernel_set(), true);
+  return *engine;
+}
+
+// 256-bit vpdpbusd (Intel Alder Lake and later, AMD Zen 5): the VEX encoding of AVX-VNNI. A CPU
+// with only the EVEX form (AVX-512 VL + VNNI: Ice Lake, Zen 4) runs the avx512_vnni engine.
+const Engine& avx2_vnni_engine() {
+  static const auto engine =
+      gemm::make_engine("avx2_vnni", kAvx2 | kAvxVnni, avx2_vnni::kernel_set(), false);
+  return *engine;
+}
+
+// Any x86-64 with AVX2, exact (no saturating vpmaddubsw).
+const Engine& avx2_engine() {
+  static const auto engine = gemm::make_engine("avx2", kAvx2, avx2::kernel_set(), false);
   return *engine;
 }
 

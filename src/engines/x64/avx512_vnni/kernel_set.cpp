@@ -8,10 +8,25 @@ namespace qconv::detail::avx512_vnni {
 
 const gemm::KernelSet& kernel_set() {
   static constexpr gemm::KernelSet kernels{
-      "avx512_vnni",     "6x64 zmm vpdpbusd",  kMaxRows,      true,
-      &gemm_tile_kernel, &gather_windows,      &correct_tile, &epilogue_kernel,
-      &depthwise_tile,   &amx_available,       &amx_begin,    &amx_end,
-      &amx_block,        &grouped_tile_kernel, true,
+      .name = "avx512_vnni",
+      .tile = "6x64 zmm vpdpbusd",
+      .max_rows = kMaxRows,
+      .u8_input = true,
+      .gemm_tile = &gemm_tile_kernel,
+      .gather_windows = &gather_windows,
+      .correct_tile = &correct_tile,
+      .epilogue = &epilogue_kernel,
+      .weight_widening = 1,
+      .widen_weights = nullptr,
+      .narrow_weights = nullptr,
+      .input_widening = 1,
+      .depthwise_tile = &depthwise_tile,
+      .amx_available = &amx_available,
+      .amx_begin = &amx_begin,
+      .amx_end = &amx_end,
+      .amx_block = &amx_block,
+      .grouped_tile = &grouped_tile_kernel,
+      .tap_row_pointers = true,
   };
   return kernels;
 }

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// Depthwise tiles for the AVX2 kernel sets: channels in lanes, up to max_rows output pixels x 64
+// channels, two taps per vpmaddwd, (x − zx) · (w − zw) in s32 — exact, so the output stage needs
+// no correction (the same arithmetic as the AVX-512 tile). Built with AVX2 flags: see
+// kernel_set.hpp.
+#include <immintrin.h>
+
+#include "engines/x64/avx2/kernels.hpp"
+
+namespace qconv::detail::avx2 {
+namespace {
+
+// 16 channels' bytes at p, or (the last channels of the tensor) `n` < 16 of them, zero-filled:
+// nothing past them is read.
+inline __m128i load16(const std::uint8_t* p, std::int32_t n) {
+  if (n >= 16) return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  alignas(16) std::uint8_t bytes[16] = {};
+  for (std::int32_t c = 0; c < n; ++c) bytes[c] = p[c];
+  return _mm_load_si128(reinterpret_cast<const __m128i*>(bytes));
+}
+
+// Two taps' 16 channels as (x − zx) 16-bit pairs, channels 0-7 and 8-15.
+inline void pairs(__m128i a, __m128i b, __m256i zx, __m256i& low, __m256i& high) {
+  low = _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b)), zx);
+  high = _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_unpackhi_epi8(a, b)), zx);
+}
+
+// kRows rows x 16 channels (vector j): each pair of taps' weights loaded once for all the rows.
+template <int kRows, bool kFull>
+void rows16(const gemm::DepthwiseTile& t, std::int32_t first, int j, std::int32_t left) {
+  const __m256i zx = _mm256_set1_epi16(static_cast<short>(t.zero_point));
+  const __m256i partner = _mm256_set1_epi32(0xffff);  // an odd last tap's partner lane: 0
+  const auto load = [&](const std::uint8_t* p) {
+    return kFull ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : load16(p, left);
+  };
+  const std::uint8_t* row[kRows];
+  __m256i acc[kRows][2];
+#pragma GCC unroll 4
+  for (int i = 0; i < kRows; ++i) {
+    row[i] = t.input + (t.first_row + (first + i) * t.row_stride + 16 * j);
+    acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  }
+  std::int32_t tap = 0;
+  for (; tap + 1 < t.taps; tap += 2) {
+    // The pair's weights: tap's and tap + 1's, interleaved as 16-bit values.
+    const std::int16_t* w = t.weights + (tap / 2) * 128 + 32 * j;
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16));
+    const std::int64_t off_a = t.tap_offsets[tap], off_b = t.tap_offsets[tap + 1];
+#pragma GCC unroll 4
+    for (int i = 0; i < kRows; ++i) {
+      __m256i x0, x1;
+      pairs(load(row[i] + off_a), load(row[i] + off_b), zx, x0, x1);
+      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(x0, w0));
+      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(x1, w1));
+    }
+  }
+  if (tap < t.taps) {  // an odd last tap, paired with nothing (its partner weight is 0)
+    const std::int16_t* w = t.weights + (tap / 2) * 128 + 32 * j;
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16));
+    const std::int64_t off_a = t.tap_offsets[tap];
+#pragma GCC unroll 4
+    for (int i = 0; i < kRows; ++i) {
+      __m256i x0, x1;
+      pairs(load(row[i] + off_a), _mm_setzero_si128(), zx, x0, x1);
+      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(_mm256_and_si256(x0, partner), w0));
+      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(_mm256_and_si256(x1, partner), w1));
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < kRows; ++i) {
+    std::int32_t* out = t.acc + (first + i) * 64 + 16 * j;
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out), acc[i][0]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), acc[i][1]);
+  }
+}
+
+template <bool kFull>
+void vector16(const gemm::DepthwiseTile& t, int j, std::int32_t left) {
+  std::int32_t i = 0;
+  for (; i + 3 <= t.rows; i += 3) rows16<3, kFull>(t, i, j, left);
+  if (t.rows - i == 2) rows16<2, kFull>(t, i, j, left);
+  if (t.rows - i == 1) rows16<1, kFull>(t, i, j, left);
+}
+
+}  // namespace
+
+void depthwise_tile(const gemm::DepthwiseTile& t) {
+  // Two taps per vpmaddwd: their input bytes interleaved and widened to 16 bits, less zx, times
+  // (w − zw) of both taps as 16-bit pairs (|x − zx|, |w − zw| ≤ 255: each product and the pair's
+  // sum are exact in s32). Up to 3 rows at a time share each pair's weights.
+  const int vectors = (t.channels + 15) / 16;
+  for (int j = 0; j < vectors; ++j) {
+    const std::int32_t left = t.channels - 16 * j;
+    if (left >= 16) {
+      vector16<true>(t, j, left);
+    } else {
+      vector16<false>(t, j, left);
+    }
+  }
+}
+
+}  // namespace qconv::detail::avx2

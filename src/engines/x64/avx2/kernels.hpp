@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// The avx2 micro-kernels (AVX2 alone: exact, no vpmaddubsw where it could saturate), behind the
+// plain-C interface of gemm/kernel_set.hpp. The gather and the 8-lane output stage serve the
+// avx2_vnni kernel set too.
+#pragma once
+
+#include "engines/gemm/kernel_set.hpp"
+
+namespace qconv::detail::avx2 {
+
+// Output pixels per register tile: 4 rows x 2 vectors = 8 accumulators of 16, plus the widened
+// weights and inputs.
+inline constexpr int kMaxRows = 4;
+
+gemm::GemmTileKernel gemm_tile_kernel(int rows, int vectors);
+// The tiles' form of the packed panels (KernelSet::widen_weights) and back.
+void widen_weights(const std::int8_t* packed, std::int64_t bytes, std::int8_t* out);
+void narrow_weights(const std::int8_t* widened, std::int64_t packed_bytes, std::int8_t* out);
+void gather_windows(const gemm::WindowGather& g);
+void depthwise_tile(const gemm::DepthwiseTile& t);
+void correct_tile(const gemm::TileOutput& tile);
+gemm::EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype);
+
+// The kernel set (kernel_set.cpp, baseline ISA).
+const gemm::KernelSet& kernel_set();
+
+}  // namespace qconv::detail::avx2

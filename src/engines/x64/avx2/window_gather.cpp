@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// im2col of one tile for the AVX2 kernel sets: each window's rows copied with memcpy (nothing
+// outside the input is read), padding filled with the zero point, each row's tail with zeros.
+// Built with AVX2 flags: see kernel_set.hpp.
+#include <cstring>
+
+#include "engines/x64/avx2/kernels.hpp"
+
+namespace qconv::detail::avx2 {
+
+void gather_windows(const gemm::WindowGather& g) {
+  const std::int64_t window_row = g.kernel_w * g.channels;
+  const std::int64_t used = g.kernel_h * window_row;
+  for (std::int32_t i = 0; i < g.rows; ++i) {
+    std::uint8_t* out = g.out + i * g.row_bytes;
+    const std::int64_t w0 = (g.x + i) * g.stride_w - g.pad_left;  // column of tap s = 0
+    const std::int64_t w_last = w0 + (g.kernel_w - 1) * g.dilation_w;
+    const bool inside_w = w0 >= 0 && w_last < g.in_width;
+    for (std::int64_t r = 0; r < g.kernel_h; ++r) {
+      std::uint8_t* dst = out + r * window_row;
+      const std::int64_t h = g.y * g.stride_h + r * g.dilation_h - g.pad_top;
+      if (h < 0 || h >= g.in_height) {
+        std::memset(dst, g.zero_point, static_cast<std::size_t>(window_row));
+        continue;
+      }
+      const std::uint8_t* line = g.input + (g.n * g.in_height + h) * g.in_width * g.channels;
+      if (inside_w && g.dilation_w == 1) {  // the common case: one copy per kernel row
+        std::memcpy(dst, line + w0 * g.channels, static_cast<std::size_t>(window_row));
+        continue;
+      }
+      for (std::int64_t s = 0; s < g.kernel_w; ++s) {
+        const std::int64_t w = w0 + s * g.dilation_w;
+        if (w >= 0 && w < g.in_width) {
+          std::memcpy(dst + s * g.channels, line + w * g.channels,
+                      static_cast<std::size_t>(g.channels));
+        } else {
+          std::memset(dst + s * g.channels, g.zero_point, static_cast<std::size_t>(g.channels));
+        }
+      }
+    }
+    std::memset(out + used, 0, static_cast<std::size_t>(g.row_bytes - used));
+  }
+}
+
+}  // namespace qconv::detail::avx2
