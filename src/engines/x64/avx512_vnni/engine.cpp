@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The AVX-512 VNNI and AMX engines: convolution and transposed convolution as a GEMM over output
 // pixels — register tiles of up to 6 pixels x 64 output channels (gemm_kernels.cpp), AMX blocks of
-// up to 32 pixels (amx_kernels.cpp), depthwise tiles with channels in lanes
-// (depthwise_kernels.cpp), the output stage in 16 lanes (epilogue_kernels.cpp), the per-call
-// copies of the input (activation_copies.cpp). This file plans and packs at preparation and walks
-// the tiles at run time; it is built for the baseline ISA and calls the kernels only on a CPU that
-// has them.
+// up to 32 pixels (amx_kernels.cpp), the output stage in 16 lanes (epilogue_kernels.cpp), the
+// per-call copies of the input (activation_copies.cpp). This file plans and packs at preparation
+// and walks the tiles at run time; it is built for the baseline ISA and calls the kernels only on a
+// CPU that has them.
 //
 // The arithmetic. vpdpbusd (and tdpbusd) multiply u8 by s8. The input is u8 (an s8 input is read
 // from a copy as x + 128, its zero point + 128 with it), and the weights are packed as s8 w' (u8
@@ -16,7 +15,8 @@
 // same tile pass; Σ(w' − zw') depends only on which taps are valid, so it is precomputed per
 // padding pattern and starts the accumulators. A padded tap is skipped, never multiplied — except
 // where a copy of the input holds the zero point in the padding (AMX, transposed), which adds
-// (zx − zx)·w = 0 and keeps every tap valid. Depthwise tiles compute (x − zx)(w − zw) directly.
+// (zx − zx)·w = 0 and keeps every tap valid. Depthwise problems have their own kernel
+// (depthwise_plan.cpp), created by prepare() and unpack() below.
 #include "engines/engine.hpp"
 
 #include <algorithm>
@@ -29,6 +29,7 @@
 #include "core/aligned.hpp"
 #include "core/parallel.hpp"
 #include "engines/x64/avx512_vnni/activation_copies.hpp"
+#include "engines/x64/avx512_vnni/depthwise_plan.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
 #include "engines/x64/avx512_vnni/stage_view.hpp"
 #include "output/rounding.hpp"
@@ -106,15 +107,13 @@ class Avx512VnniKernel final : public PreparedKernel {
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
     const bool strided = d.stride_h != 1 || d.stride_w != 1;
-    // Depthwise (multiplier 1): channels in lanes, its own tile (depthwise_kernels.cpp).
-    depthwise_ = d.groups > 1 && d.groups == d.in_channels && d.out_channels == d.in_channels;
     // A transposed convolution runs as the convolution of its zero-inserted input with the
     // flipped kernel: the input is spread out at its stride into scratch (the holes and the
     // padding holding zx, which add (zx − zx)·w = 0), then every tap of every pixel is valid.
     transposed_ = problem.transposed();
     stride_h_ = transposed_ ? 1 : d.stride_h;
     stride_w_ = transposed_ ? 1 : d.stride_w;
-    if (depthwise_ || transposed_) {
+    if (transposed_) {
       path_ = Path::rows;
     } else if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
                d.pad_right == 0) {
@@ -131,7 +130,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
-    steps_ = depthwise_ ? 1 : (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
+    steps_ = (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
 
     // On AMX a padded layer runs on a copy of the input with its padding filled with the zero
@@ -155,10 +154,8 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
     pack(problem, weights);
     plan_patterns(problem);
-    if (depthwise_) pair_depthwise_weights();
     // Preparation's intermediates: the plan runs from the pattern sums and pairs alone.
     tap_sums_ = {};
-    depthwise_weights_ = {};
     epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
   }
 
@@ -172,7 +169,6 @@ class Avx512VnniKernel final : public PreparedKernel {
     const auto& d = problem_.desc();
     std::ostringstream out;
     out << (amx_ ? "avx512_amx tdpbusd <=32x64 + vpdpbusd " : "avx512_vnni ");
-    if (depthwise_) out << "dwconv " << kMaxRows << "x" << kPanelWidth << " (channels in lanes) ";
     if (transposed_) out << "(transposed: zero-inserted input, flipped kernel) ";
     switch (path_) {
       case Path::flat:
@@ -268,7 +264,6 @@ class Avx512VnniKernel final : public PreparedKernel {
 
   // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
   std::vector<std::byte> canonical_bytes() const {
-    if (depthwise_) return depthwise_canonical_;
     const auto& d = problem_.desc();
     std::vector<std::byte> out(
         static_cast<std::size_t>(out_channels_ * group_in_ * d.kernel_h * d.kernel_w));
@@ -292,66 +287,7 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
   // Weights into panels of 64 output channels: [panel][tap][step][panel width][4].
-  // Depthwise: s32 (w − zw) per 64-channel block, [block][tap][64].
-  void pack_depthwise(const Problem& problem, const CanonicalWeights& weights) {
-    const auto& d = problem.desc();
-    const std::int64_t taps = d.kernel_h * d.kernel_w;
-    panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
-    padded_channels_ = panels_ * kPanelWidth;
-    zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
-    tap_sums_.assign(static_cast<std::size_t>(taps_ * padded_channels_), 0);
-    depthwise_weights_.assign(static_cast<std::size_t>(panels_ * taps * kPanelWidth), 0);
-    for (std::int64_t p = 0; p < panels_; ++p) {
-      const std::int64_t width =
-          std::min<std::int64_t>(kPanelWidth, out_channels_ - p * kPanelWidth);
-      panel_vectors_.push_back(static_cast<int>((width + 15) / 16));
-      panel_widths_.push_back(static_cast<std::int32_t>(width));
-      panel_channels_.push_back(p * kPanelWidth);
-      panel_offsets_.push_back(0);
-    }
-    for (std::int64_t o = 0; o < out_channels_; ++o) {
-      const std::int32_t zw = problem.weight_zero_point(o);
-      const std::int16_t* values = weights.channel(o).data();
-      for (std::int64_t t = 0; t < taps; ++t) {
-        depthwise_weights_[static_cast<std::size_t>(((o / kPanelWidth) * taps + t) * kPanelWidth +
-                                                    o % kPanelWidth)] = values[source_tap(t)] - zw;
-      }
-    }
-    depthwise_canonical_ = weights.bytes();
-  }
-
-  // Per padding pattern and 64-channel block, the listed taps' w − zw in 16-bit pairs.
-  void pair_depthwise_weights() {
-    const std::int64_t taps = problem_.desc().kernel_h * problem_.desc().kernel_w;
-    std::int64_t total = 0;
-    for (const auto& [first, count] : pattern_taps_) {
-      pattern_pair_offsets_.push_back(total);
-      total += panels_ * ((count + 1) / 2) * kPanelWidth * 2;
-    }
-    depthwise_pairs_.assign(static_cast<std::size_t>(total), 0);
-    for (std::size_t pattern = 0; pattern < pattern_taps_.size(); ++pattern) {
-      const auto [first, count] = pattern_taps_[pattern];
-      const std::int64_t pairs = (count + 1) / 2;
-      for (std::int64_t block = 0; block < panels_; ++block) {
-        std::int16_t* out = depthwise_pairs_.data() + pattern_pair_offsets_[pattern] +
-                            block * pairs * kPanelWidth * 2;
-        for (std::int32_t k = 0; k < count; ++k) {
-          const std::int64_t tap = tap_steps_[static_cast<std::size_t>(first + k)];  // steps 1
-          for (std::int64_t l = 0; l < kPanelWidth; ++l) {
-            out[(k / 2) * kPanelWidth * 2 + l * 2 + k % 2] =
-                static_cast<std::int16_t>(depthwise_weights_[static_cast<std::size_t>(
-                    (block * taps + tap) * kPanelWidth + l)]);
-          }
-        }
-      }
-    }
-  }
-
   void pack(const Problem& problem, const CanonicalWeights& weights) {
-    if (depthwise_) {
-      pack_depthwise(problem, weights);
-      return;
-    }
     const auto& d = problem.desc();
     const bool u8_weights = d.weight_dtype == DType::u8;
     // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
@@ -540,7 +476,7 @@ class Avx512VnniKernel final : public PreparedKernel {
                       panel_vectors_[p],
                       panel_widths_[p],
                       panel_channels_[p],
-                      depthwise_ ? panel * kPanelWidth : (panel / panels_per_group_) * group_in_};
+                      (panel / panels_per_group_) * group_in_};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * kFlatChunk;
@@ -661,15 +597,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         pr.ctx.input_zero_point != 0
             ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
             : nullptr;
-    if (depthwise_) {  // (x − zx)(w − zw) directly: the sum is already exact
-      const std::int64_t pairs = (taps + 1) / 2;
-      avx512_vnni::depthwise_tile({input, origin_in_pixel, row_stride,
-                                   tap_offsets_.data() + first_tap, taps, pr.channels, rows,
-                                   depthwise_pairs_.data() +
-                                       pattern_pair_offsets_[static_cast<std::size_t>(pattern)] +
-                                       pr.panel * pairs * kPanelWidth * 2,
-                                   pr.ctx.input_zero_point, acc});
-    } else if (rows > kMaxRows) {
+    if (rows > kMaxRows) {
       avx512_vnni::amx_block({input, origin_in_pixel, row_stride, tap_offsets_.data() + first_tap,
                               tap_steps_.data() + first_tap, taps,
                               static_cast<std::int32_t>(tap_stride() / 64), rows,
@@ -725,11 +653,6 @@ class Avx512VnniKernel final : public PreparedKernel {
   bool flip_input_ = false;
   bool transposed_ = false;
   std::int64_t stride_h_ = 1, stride_w_ = 1;  // the tiles' strides (1 for a spread-out input)
-  bool depthwise_ = false;
-  AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64] (preparation only)
-  AlignedVector<std::int16_t> depthwise_pairs_;    // per pattern: [block][pair][64][2]
-  std::vector<std::int64_t> pattern_pair_offsets_;
-  std::vector<std::byte> depthwise_canonical_;  // an s8 input, run as u8 from a copy
   bool needs_window_sums_ = false;
   bool amx_ = false;
   bool padded_copy_ = false;
@@ -770,6 +693,7 @@ class Avx512VnniEngine : public Engine {
       return "the operating system does not grant this process the AMX tile state";
     }
     const auto& d = problem.desc();
+    if (avx512_vnni::depthwise_takes(problem)) return {};  // depthwise_plan.cpp
 
     // The plan keeps a tile list per output row and column: bounded, so that a valid but absurd
     // geometry (a file may describe one) cannot make preparation allocate gigabytes.
@@ -793,14 +717,21 @@ class Avx512VnniEngine : public Engine {
 
   std::unique_ptr<PreparedKernel> prepare(const Problem& problem,
                                           const CanonicalWeights& weights) const override {
+    if (avx512_vnni::depthwise_takes(problem)) {
+      return avx512_vnni::make_depthwise_kernel(problem, weights);
+    }
     return std::make_unique<Avx512VnniKernel>(problem, weights, amx());
   }
   std::unique_ptr<PreparedKernel> unpack(const Problem& problem,
                                          std::span<const std::byte> packed) const override {
     // The file holds the canonical weights: packing is deterministic and fast, so a loaded plan
     // packs again and never trusts a layout from a file.
-    return std::make_unique<Avx512VnniKernel>(
-        problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"), amx());
+    const CanonicalWeights weights =
+        CanonicalWeights::from_bytes(problem, packed, "packed_weights");
+    if (avx512_vnni::depthwise_takes(problem)) {
+      return avx512_vnni::make_depthwise_kernel(problem, weights);
+    }
+    return std::make_unique<Avx512VnniKernel>(problem, weights, amx());
   }
   CpuFeatures required_cpu_features() const override { return kRequired; }
 

@@ -73,24 +73,6 @@ void amx_end();        // after its last: releases the tiles
 // A u8 input, s8 weights, as gemm_tile_kernel.
 void amx_block(const AmxBlock& b);
 
-// Depthwise (one input channel per output channel): `rows` pixels x up to 64 channels, the sum
-// (x − zx)·(w − zw) over the listed taps in s32, exact (a padded tap is simply not listed).
-struct DepthwiseTile {
-  const std::uint8_t* input;
-  std::int64_t first_row;           // byte offset of row 0's window origin, at the first channel
-  std::int64_t row_stride;          // bytes between consecutive rows' origins
-  const std::int64_t* tap_offsets;  // per tap: bytes from a window origin to its pixel
-  std::int32_t taps;
-  std::int32_t channels;  // 1 to 64
-  std::int32_t rows;      // 1 to kMaxRows
-  // w − zw as 16-bit pairs of consecutive listed taps (the last of an odd list paired with 0):
-  // [pair][64 channels][2].
-  const std::int16_t* weights;
-  std::int32_t zero_point;  // zx
-  std::int32_t* acc;        // out: [rows][64]
-};
-void depthwise_tile(const DepthwiseTile& t);
-
 // im2col of one tile: output pixels (n, y, x .. x + rows) as rows of `row_bytes` bytes holding
 // their windows in (r, s, c) order, padding filled with the input zero point, the rest of each row
 // (up to a multiple of 4) with zeros. Masked loads: nothing outside the input is read. `out` needs
@@ -142,5 +124,58 @@ void correct_tile(const TileOutput& tile);
 // no vector form (the engine then applies the scalar stage).
 using EpilogueKernel = void (*)(const TileOutput&, const StageView&);
 EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype);
+
+// Depthwise (groups = C_in, C_out = m·C_in; output channel o reads input channel o / m), four
+// taps per vpdpbusd: channels in lanes, each s32 lane's 4 bytes the same input column of 4 kernel
+// rows. A block of `width` (16, 32 or 64) output channels runs an output row at a time:
+// depthwise_columns() interleaves each group's 4 input rows into columns of 4·width bytes (the
+// channels in the order the byte unpacks leave them, which the packed weights follow:
+// depthwise_plan.cpp), then depthwise_outputs() sums the taps of a run of output pixels over those
+// columns and writes them through the output stage.
+struct DepthwiseColumns {
+  // Per group 4 rows, each the address of its input column 0 at the block's first input channel,
+  // or null (a padding row, or a slot past the kernel's rows): the zero point then.
+  const std::uint8_t* const* rows;  // [groups][4]
+  std::int32_t groups;
+  std::int64_t pixel_bytes;   // bytes between input columns (C_in)
+  std::int64_t in_width;      // columns outside [0, in_width) hold the zero point
+  std::int64_t first_column;  // input column of buffer column 0 (negative: left padding)
+  std::int32_t columns;       // buffer columns to build
+  std::int32_t width;         // 16, 32 or 64 output channels
+  std::int32_t input_bytes;   // bytes read per column: the channels, or (m ≥ 2) their span ≤ 32
+  const std::uint16_t* expand;  // m ≥ 2: per output lane, its byte in the span (64); else null
+  bool flip;                    // an s8 input: each byte xor 0x80 (read as u8, x + 128)
+  std::uint8_t zero_point;      // zx as u8 (an s8 input's + 128)
+  std::uint8_t* out;            // [groups][columns][4·width], 64-byte aligned
+};
+void depthwise_columns(const DepthwiseColumns& c);
+
+struct DepthwiseOutputs {
+  const std::uint8_t* columns;      // depthwise_columns()'s buffer
+  std::int32_t groups;              // of 4 kernel rows
+  std::int32_t buffer_columns;      // columns per group in the buffer
+  std::int32_t width;               // 16, 32 or 64
+  std::int32_t taps;                // column taps per group
+  const std::int32_t* tap_columns;  // per tap: the buffer column pixel 0 reads
+  // [group][tap][4·width] s8: w − zw of 4 kernel rows per lane, in the columns' lane order (a
+  // w − zw outside s8 is split over taps that read the same column).
+  const std::int8_t* weights;
+  // Per lane (the columns' order): Σ(w − zw) over the taps; the sums start at −zx times it.
+  const std::int32_t* weight_sums;
+  std::int32_t zero_point;     // zx (u8)
+  std::int32_t pixels;         // output pixels of the run
+  std::int32_t column_step;    // buffer columns between consecutive pixels' windows
+  std::int32_t tile;           // pixels per register tile: 4 to 6 (width 64), 4 to 8 (narrower)
+  std::int32_t channels;       // valid output channels of the block (1 to width)
+  std::int64_t channel;        // the block's first output channel
+  void* output;                // pixel 0's first channel
+  std::int64_t output_stride;  // elements between consecutive pixels
+  std::int32_t element_bytes;  // of the output dtype
+  // The output stage; when null, the exact sums go to `sums` ([pixels][64]) instead.
+  EpilogueKernel epilogue;
+  const StageView* stage;
+  std::int32_t* sums;
+};
+void depthwise_outputs(const DepthwiseOutputs& o);
 
 }  // namespace qconv::detail::avx512_vnni
