@@ -4,11 +4,10 @@
 // vpdpwssd form it replaces needed twice the instructions and widened every byte to 16 bits).
 //
 // depthwise_columns(): per output row, the 4 input rows of each group interleaved with byte and
-// word unpacks (vpunpck{l,h}bw, vpunpck{l,h}wd) into columns of 4·width bytes. The unpacks work
-// inside 128-bit lanes, so a 64-channel column holds 4 vectors q whose lane l, dword i is channel
-// 16·l + 4·q + i; the packed weights follow that order and the sums are put back in channel order
-// (a 4 x 4 transpose of 128-bit lanes) before the output stage. An interleaved column is shared by
-// every output pixel whose window covers it (3 pixels of a 3x3 stride-1 row).
+// word unpacks (vpunpck{l,h}bw, vpunpck{l,h}wd) into columns of 4·width bytes, channels in order
+// (the unpacks work inside 128-bit lanes: each row is loaded with its 4-byte channel groups
+// permuted to match, see channel_order). An interleaved column is shared by every output pixel
+// whose window covers it (3 pixels of a 3x3 stride-1 row).
 //
 // depthwise_outputs(): register tiles of 4 to 8 pixels x 16 to 64 channels; per tap one weight
 // vector per 16 channels reused across the tile's pixels. The sums start at −zx·Σ(w − zw) and add
@@ -22,17 +21,39 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
-// The bytes of one input column of one row: `width` channels (m = 1), or the span of input
-// channels widened to one byte per output lane (m ≥ 2: vpermw on 16-bit copies picks each lane's
-// input byte, vpmovwb narrows back).
-inline __m512i load_row(const std::uint8_t* at, __mmask64 mask, bool expand, __m512i expand_low,
-                        __m512i expand_high, __m512i flip) {
-  if (!expand) return _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, at), flip);
-  const __m512i words =
-      _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(static_cast<__mmask32>(mask), at));
-  const __m256i low = _mm512_cvtepi16_epi8(_mm512_permutexvar_epi16(expand_low, words));
-  const __m256i high = _mm512_cvtepi16_epi8(_mm512_permutexvar_epi16(expand_high, words));
-  return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1), flip);
+// The order of 4-byte channel groups that makes the unpacks below leave channels in order: the
+// unpacks put a row's group 4·l + q (128-bit lane l) into vector q, lane l, so group 4·l + q is
+// loaded with channels 16·q + 4·l .. + 3 (width 64; width 32: 8·q + 4·l, in the low 256 bits;
+// width 16 is in order already). One vpermd per row and column, instead of putting each pixel's
+// sums back in order.
+template <int kWidth>
+inline __m512i channel_order() {
+  if constexpr (kWidth == 64) {
+    return _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  } else {
+    return _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  }
+}
+
+// The bytes of one input column of one row, in channel_order: `width` channels (m = 1), or the span
+// of input channels widened to one byte per output lane (m ≥ 2: vpermw on 16-bit copies picks
+// each lane's input byte, vpmovwb narrows back).
+template <int kWidth, bool kExpand, bool kFlip>
+inline __m512i load_row(const std::uint8_t* at, __mmask64 mask, __m512i expand_low,
+                        __m512i expand_high, __m512i order) {
+  __m512i v;
+  if constexpr (!kExpand) {
+    v = _mm512_maskz_loadu_epi8(mask, at);
+  } else {
+    const __m512i words =
+        _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(static_cast<__mmask32>(mask), at));
+    const __m256i low = _mm512_cvtepi16_epi8(_mm512_permutexvar_epi16(expand_low, words));
+    const __m256i high = _mm512_cvtepi16_epi8(_mm512_permutexvar_epi16(expand_high, words));
+    v = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+  }
+  if constexpr (kWidth != 16) v = _mm512_permutexvar_epi32(order, v);
+  if constexpr (kFlip) v = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+  return v;
 }
 
 // Four interleaved vectors q of a column: its first `kWidth` / 16 128-bit lanes each.
@@ -56,14 +77,11 @@ inline void store_column(std::uint8_t* out, __m512i q0, __m512i q1, __m512i q2, 
   }
 }
 
-template <int kWidth, bool kExpand>
+template <int kWidth, bool kExpand, bool kFlip>
 void build_columns(const DepthwiseColumns& c) {
   constexpr int kColumnBytes = 4 * kWidth;
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(c.flip ? 0x80 : 0));
   const __m512i fill = _mm512_set1_epi8(static_cast<char>(c.zero_point));
-  // A null row reads this instead, at step 0: the zero point once flipped.
-  alignas(64) std::uint8_t padding[64];
-  _mm512_store_si512(padding, _mm512_xor_si512(fill, flip));
+  const __m512i order = channel_order<kWidth>();
   const __mmask64 mask = c.input_bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << c.input_bytes) - 1;
   __m512i expand_low = _mm512_setzero_si512(), expand_high = _mm512_setzero_si512();
   if constexpr (kExpand) {
@@ -79,24 +97,22 @@ void build_columns(const DepthwiseColumns& c) {
   for (std::int32_t g = 0; g < c.groups; ++g) {
     std::uint8_t* out = c.out + static_cast<std::int64_t>(g) * c.columns * kColumnBytes;
     const std::uint8_t* row[4];
-    std::int64_t step[4];
     for (int i = 0; i < 4; ++i) {
       const std::uint8_t* r = c.rows[g * 4 + i];
-      row[i] = r != nullptr ? r + c.first_column * c.pixel_bytes : padding;
-      step[i] = r != nullptr ? c.pixel_bytes : 0;
+      row[i] = r != nullptr ? r + c.first_column * c.pixel_bytes : nullptr;
     }
     for (std::int32_t j = 0; j < left; ++j) {
       store_column<kWidth>(out + j * kColumnBytes, fill, fill, fill, fill);
     }
+    const std::int64_t step = c.pixel_bytes;
+    // A null row (padding, or past the kernel's rows) is the zero point: a predictable branch.
+    const auto load = [&](int i, std::int32_t j) {
+      return row[i] != nullptr ? load_row<kWidth, kExpand, kFlip>(row[i] + j * step, mask,
+                                                                  expand_low, expand_high, order)
+                               : fill;
+    };
     for (std::int32_t j = left; j < right; ++j) {
-      const __m512i a =
-          load_row(row[0] + j * step[0], mask, kExpand, expand_low, expand_high, flip);
-      const __m512i b =
-          load_row(row[1] + j * step[1], mask, kExpand, expand_low, expand_high, flip);
-      const __m512i x =
-          load_row(row[2] + j * step[2], mask, kExpand, expand_low, expand_high, flip);
-      const __m512i y =
-          load_row(row[3] + j * step[3], mask, kExpand, expand_low, expand_high, flip);
+      const __m512i a = load(0, j), b = load(1, j), x = load(2, j), y = load(3, j);
       const __m512i ab_low = _mm512_unpacklo_epi8(a, b), ab_high = _mm512_unpackhi_epi8(a, b);
       const __m512i xy_low = _mm512_unpacklo_epi8(x, y), xy_high = _mm512_unpackhi_epi8(x, y);
       store_column<kWidth>(out + j * kColumnBytes, _mm512_unpacklo_epi16(ab_low, xy_low),
@@ -110,54 +126,46 @@ void build_columns(const DepthwiseColumns& c) {
   }
 }
 
-// The sums of one tile's vectors (kVectors per pixel, in the columns' lane order) into channel
-// order: vector q's 128-bit lane l holds channels 16·l + 4·q .. + 3 (width 64), or vector v's lanes
-// (2v, 2v + 1) × (l = 0, 1) (width 32), or already channel order (width 16).
-template <int kVectors>
-inline void store_in_channel_order(std::int32_t* out, const __m512i (&v)[kVectors]) {
-  if constexpr (kVectors == 4) {
-    const __m512i t0 = _mm512_shuffle_i64x2(v[0], v[1], _MM_SHUFFLE(1, 0, 1, 0));
-    const __m512i t1 = _mm512_shuffle_i64x2(v[0], v[1], _MM_SHUFFLE(3, 2, 3, 2));
-    const __m512i t2 = _mm512_shuffle_i64x2(v[2], v[3], _MM_SHUFFLE(1, 0, 1, 0));
-    const __m512i t3 = _mm512_shuffle_i64x2(v[2], v[3], _MM_SHUFFLE(3, 2, 3, 2));
-    _mm512_store_si512(out, _mm512_shuffle_i64x2(t0, t2, _MM_SHUFFLE(2, 0, 2, 0)));
-    _mm512_store_si512(out + 16, _mm512_shuffle_i64x2(t0, t2, _MM_SHUFFLE(3, 1, 3, 1)));
-    _mm512_store_si512(out + 32, _mm512_shuffle_i64x2(t1, t3, _MM_SHUFFLE(2, 0, 2, 0)));
-    _mm512_store_si512(out + 48, _mm512_shuffle_i64x2(t1, t3, _MM_SHUFFLE(3, 1, 3, 1)));
-  } else if constexpr (kVectors == 2) {
-    _mm512_store_si512(out, _mm512_shuffle_i64x2(v[0], v[1], _MM_SHUFFLE(2, 0, 2, 0)));
-    _mm512_store_si512(out + 16, _mm512_shuffle_i64x2(v[0], v[1], _MM_SHUFFLE(3, 1, 3, 1)));
-  } else {
-    _mm512_store_si512(out, v[0]);
-  }
+template <int kWidth, bool kExpand>
+void build_columns_for(const DepthwiseColumns& c) {
+  if (c.flip) return build_columns<kWidth, kExpand, true>(c);
+  build_columns<kWidth, kExpand, false>(c);
 }
 
-template <int kVectors, int kTile>
+// kTaps: the column taps per group when fixed at compile time (3: a 3x3 kernel), else 0.
+template <int kVectors, int kTile, int kTaps>
 void run_tiles(const DepthwiseOutputs& o) {
   constexpr std::int64_t kColumnBytes = 64 * kVectors;
+  // Locals: the sums' stores could alias anything the struct points to.
+  const std::uint8_t* const columns = o.columns;
+  const std::int8_t* const weights = o.weights;
+  const std::int32_t* const tap_columns = o.tap_columns;
+  std::int32_t* const sums = o.sums;
+  const std::int32_t groups = o.groups, pixels = o.pixels;
+  const std::int32_t taps = kTaps > 0 ? kTaps : o.taps;
   const std::int64_t group_bytes = static_cast<std::int64_t>(o.buffer_columns) * kColumnBytes;
   const std::int64_t pixel_bytes = static_cast<std::int64_t>(o.column_step) * kColumnBytes;
-  const std::int64_t tap_bytes = kColumnBytes;  // weights per tap
   __m512i start[kVectors];
   const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
   for (int v = 0; v < kVectors; ++v) {
     start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));
   }
-  alignas(64) std::int32_t sums[kTile * 64];
-  for (std::int32_t first = 0; first < o.pixels; first += kTile) {
+  for (std::int32_t first = 0; first < pixels; first += kTile) {
     __m512i acc[kTile][kVectors];
     for (int p = 0; p < kTile; ++p) {
       for (int v = 0; v < kVectors; ++v) acc[p][v] = start[v];
     }
-    const std::uint8_t* tile = o.columns + first * pixel_bytes;
-    for (std::int32_t g = 0; g < o.groups; ++g) {
+    const std::uint8_t* tile = columns + first * pixel_bytes;
+    for (std::int32_t g = 0; g < groups; ++g) {
       const std::uint8_t* group = tile + g * group_bytes;
-      const std::int8_t* weights = o.weights + static_cast<std::int64_t>(g) * o.taps * tap_bytes;
-      for (std::int32_t t = 0; t < o.taps; ++t) {
-        const std::uint8_t* at = group + o.tap_columns[t] * kColumnBytes;
+      const std::int8_t* w_group = weights + static_cast<std::int64_t>(g) * taps * kColumnBytes;
+#pragma GCC unroll 8
+      for (std::int32_t t = 0; t < taps; ++t) {
+        const std::uint8_t* at = group + tap_columns[t] * kColumnBytes;
         __m512i w[kVectors];
-        for (int v = 0; v < kVectors; ++v)
-          w[v] = _mm512_load_si512(weights + t * tap_bytes + 64 * v);
+        for (int v = 0; v < kVectors; ++v) {
+          w[v] = _mm512_load_si512(w_group + t * kColumnBytes + 64 * v);
+        }
         for (int p = 0; p < kTile; ++p) {
           for (int v = 0; v < kVectors; ++v) {
             acc[p][v] = _mm512_dpbusd_epi32(acc[p][v],
@@ -166,33 +174,33 @@ void run_tiles(const DepthwiseOutputs& o) {
         }
       }
     }
-    const std::int32_t rows = o.pixels - first < kTile ? o.pixels - first : kTile;
-    if (o.epilogue == nullptr) {  // the exact sums for the engine's scalar output stage
-      for (int p = 0; p < rows; ++p)
-        store_in_channel_order<kVectors>(o.sums + (first + p) * 64, acc[p]);
-      continue;
+    // Whole tiles (the buffer has room for the last one's extra pixels).
+    std::int32_t* out = sums + first * 64;
+    for (int p = 0; p < kTile; ++p) {
+      for (int v = 0; v < kVectors; ++v) _mm512_store_si512(out + p * 64 + 16 * v, acc[p][v]);
     }
-    for (int p = 0; p < kTile; ++p) store_in_channel_order<kVectors>(sums + p * 64, acc[p]);
-    const TileOutput out{
-        sums,
-        rows,
-        o.channels,
-        o.channel,
-        nullptr,
-        nullptr,
-        true,
-        static_cast<std::byte*>(o.output) + first * o.output_stride * o.element_bytes,
-        o.output_stride};
-    o.epilogue(out, *o.stage);
   }
+  // The output stage once for the whole run: its per-channel constants loaded once, and the sums
+  // long stored before they are read back.
+  if (o.epilogue != nullptr) {
+    o.epilogue(
+        {sums, pixels, o.channels, o.channel, nullptr, nullptr, true, o.output, o.output_stride},
+        *o.stage);
+  }
+}
+
+template <int kVectors, int kTile>
+void run_tiles_for(const DepthwiseOutputs& o) {
+  if (o.taps == 3) return run_tiles<kVectors, kTile, 3>(o);
+  run_tiles<kVectors, kTile, 0>(o);
 }
 
 template <int kVectors>
 void outputs_for_width(const DepthwiseOutputs& o) {
   switch (o.tile) {
-    case 4: return run_tiles<kVectors, 4>(o);
-    case 5: return run_tiles<kVectors, 5>(o);
-    default: return run_tiles<kVectors, 6>(o);
+    case 4: return run_tiles_for<kVectors, 4>(o);
+    case 5: return run_tiles_for<kVectors, 5>(o);
+    default: return run_tiles_for<kVectors, 6>(o);
   }
 }
 
@@ -201,19 +209,19 @@ void outputs_for_width(const DepthwiseOutputs& o) {
 void depthwise_columns(const DepthwiseColumns& c) {
   const bool expand = c.expand != nullptr;
   switch (c.width) {
-    case 16: return expand ? build_columns<16, true>(c) : build_columns<16, false>(c);
-    case 32: return expand ? build_columns<32, true>(c) : build_columns<32, false>(c);
-    default: return expand ? build_columns<64, true>(c) : build_columns<64, false>(c);
+    case 16: return expand ? build_columns_for<16, true>(c) : build_columns_for<16, false>(c);
+    case 32: return expand ? build_columns_for<32, true>(c) : build_columns_for<32, false>(c);
+    default: return expand ? build_columns_for<64, true>(c) : build_columns_for<64, false>(c);
   }
 }
 
 void depthwise_outputs(const DepthwiseOutputs& o) {
   switch (o.width) {
     case 16:
-      if (o.tile == 8) return run_tiles<1, 8>(o);
+      if (o.tile == 8) return run_tiles_for<1, 8>(o);
       return outputs_for_width<1>(o);
     case 32:
-      if (o.tile == 8) return run_tiles<2, 8>(o);
+      if (o.tile == 8) return run_tiles_for<2, 8>(o);
       return outputs_for_width<2>(o);
     default: return outputs_for_width<4>(o);
   }

@@ -48,14 +48,6 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 }
 std::int64_t floor_mod(std::int64_t a, std::int64_t b) { return a - floor_div(a, b) * b; }
 
-// The channel of lane `pos` (dword of a column) in a block `width` wide: vector q = pos / (width /
-// 4), 128-bit lane l and dword i within it hold channel 16·l + 4·q + i (depthwise_kernels.cpp).
-std::int64_t channel_of_lane(std::int64_t width, std::int64_t pos) {
-  const std::int64_t per_vector = width / 4;
-  const std::int64_t q = pos / per_vector, r = pos % per_vector;
-  return 16 * (r / 4) + 4 * q + r % 4;
-}
-
 // Pixels per register tile for a run of `pixels`: the fewest computed pixels, then the largest.
 int choose_tile(std::int64_t pixels, std::int32_t width) {
   const int candidates[] = {8, 6, 5, 4};
@@ -184,7 +176,8 @@ class DepthwiseKernel final : public PreparedKernel {
     pack(problem, weights);
     columns_ = geometry_.max_columns();
     // Interleaved columns (at most 64 lanes of 4 bytes), then the sums of a scalar output stage.
-    scratch_bytes_ = geometry_.max_groups * columns_ * 256 + 256 * geometry_.max_pixels() + 64;
+    scratch_bytes_ =
+        geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + 8) + 64;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
   }
 
@@ -309,7 +302,7 @@ class DepthwiseKernel final : public PreparedKernel {
           std::int8_t* w = weights_.data() + weight_offsets_.back();
           std::int32_t* sums = sums_.data() + sum_offsets_.back();
           for (std::int64_t pos = 0; pos < lanes; ++pos) {
-            const std::int64_t channel = channel_of_lane(lanes, pos);
+            const std::int64_t channel = pos;  // the columns hold channels in order
             if (channel >= b.channels) continue;
             const std::int64_t o = b.channel + channel;
             const std::int32_t zw = problem.weight_zero_point(o);
@@ -341,7 +334,7 @@ class DepthwiseKernel final : public PreparedKernel {
     const std::size_t a = transposed ? static_cast<std::size_t>(y % d.stride_h) : 0;
     const auto& kernel_rows = geometry_.row_phases[a];
     const auto groups = static_cast<std::int32_t>((kernel_rows.size() + 3) / 4);
-    std::array<const std::uint8_t*, kMaxKernelRows> rows{};
+    std::array<const std::uint8_t*, kMaxKernelRows> rows;  // NOLINT: the first groups · 4 set
     for (std::int32_t i = 0; i < groups * 4; ++i) {
       rows[static_cast<std::size_t>(i)] = nullptr;
       if (static_cast<std::size_t>(i) >= kernel_rows.size()) continue;
@@ -373,26 +366,12 @@ class DepthwiseKernel final : public PreparedKernel {
       const std::int64_t first_pixel = (n * out_h_ + y) * out_w_ + phase.first_x;
       void* out = static_cast<std::byte*>(output) +
                   static_cast<std::size_t>(first_pixel * out_channels_ + b.channel) * element;
-      depthwise_outputs({scratch,
-                         groups,
-                         static_cast<std::int32_t>(columns_),
-                         b.width,
-                         static_cast<std::int32_t>(phase.tap_columns.size()),
-                         phase.tap_columns.data(),
-                         weights_.data() + weight_offsets_[index],
-                         sums_.data() + sum_offsets_[index],
-                         zx,
-                         static_cast<std::int32_t>(phase.pixels),
-                         phase.step,
-                         choose_tile(phase.pixels, b.width),
-                         b.channels,
-                         b.channel,
-                         out,
-                         out_stride,
-                         static_cast<std::int32_t>(element),
-                         epilogue_,
-                         &stage,
-                         raw});
+      depthwise_outputs(
+          {scratch, groups, static_cast<std::int32_t>(columns_), b.width,
+           static_cast<std::int32_t>(phase.tap_columns.size()), phase.tap_columns.data(),
+           weights_.data() + weight_offsets_[index], sums_.data() + sum_offsets_[index], zx,
+           static_cast<std::int32_t>(phase.pixels), phase.step, choose_tile(phase.pixels, b.width),
+           b.channels, b.channel, out, out_stride, epilogue_, &stage, raw});
       if (epilogue_ != nullptr) continue;
       // No vector form for this (scheme, dtype): the scalar output stage, element by element.
       for (std::int64_t p = 0; p < phase.pixels; ++p) {
@@ -434,7 +413,7 @@ bool depthwise_takes(const Problem& problem) {
   if (problem.transposed() && d.stride_h * d.stride_w > kMaxPhases) return false;
   const Geometry geometry(problem);
   const std::int64_t bytes =
-      geometry.max_groups * geometry.max_columns() * 256 + 256 * geometry.max_pixels() + 64;
+      geometry.max_groups * geometry.max_columns() * 256 + 256 * (geometry.max_pixels() + 8) + 64;
   return bytes <= kMaxScratchBytes;
 }
 

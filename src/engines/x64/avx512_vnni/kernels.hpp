@@ -128,10 +128,9 @@ EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype);
 // Depthwise (groups = C_in, C_out = m·C_in; output channel o reads input channel o / m), four
 // taps per vpdpbusd: channels in lanes, each s32 lane's 4 bytes the same input column of 4 kernel
 // rows. A block of `width` (16, 32 or 64) output channels runs an output row at a time:
-// depthwise_columns() interleaves each group's 4 input rows into columns of 4·width bytes (the
-// channels in the order the byte unpacks leave them, which the packed weights follow:
-// depthwise_plan.cpp), then depthwise_outputs() sums the taps of a run of output pixels over those
-// columns and writes them through the output stage.
+// depthwise_columns() interleaves each group's 4 input rows into columns of 4·width bytes (lane c
+// of a column: channel c, its 4 rows' bytes), then depthwise_outputs() sums the taps of a run of
+// output pixels over those columns and writes them through the output stage.
 struct DepthwiseColumns {
   // Per group 4 rows, each the address of its input column 0 at the block's first input channel,
   // or null (a padding row, or a slot past the kernel's rows): the zero point then.
@@ -157,10 +156,10 @@ struct DepthwiseOutputs {
   std::int32_t width;               // 16, 32 or 64
   std::int32_t taps;                // column taps per group
   const std::int32_t* tap_columns;  // per tap: the buffer column pixel 0 reads
-  // [group][tap][4·width] s8: w − zw of 4 kernel rows per lane, in the columns' lane order (a
-  // w − zw outside s8 is split over taps that read the same column).
+  // [group][tap][width][4] s8: w − zw of 4 kernel rows per channel (a w − zw outside s8 is split
+  // over taps that read the same column).
   const std::int8_t* weights;
-  // Per lane (the columns' order): Σ(w − zw) over the taps; the sums start at −zx times it.
+  // Per channel: Σ(w − zw) over the taps; the sums start at −zx times it.
   const std::int32_t* weight_sums;
   std::int32_t zero_point;     // zx (u8)
   std::int32_t pixels;         // output pixels of the run
@@ -170,11 +169,10 @@ struct DepthwiseOutputs {
   std::int64_t channel;        // the block's first output channel
   void* output;                // pixel 0's first channel
   std::int64_t output_stride;  // elements between consecutive pixels
-  std::int32_t element_bytes;  // of the output dtype
-  // The output stage; when null, the exact sums go to `sums` ([pixels][64]) instead.
+  // The output stage, or null: the caller applies the scalar stage to `sums`.
   EpilogueKernel epilogue;
   const StageView* stage;
-  std::int32_t* sums;
+  std::int32_t* sums;  // out: the exact sums, [pixels rounded up to the tile][64], 64-byte aligned
 };
 void depthwise_outputs(const DepthwiseOutputs& o);
 
