@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # qconv-bench runs end to end on one small layer (verified against the reference engine, JSON
-# written), and a bad option is refused with exit status 2.
+# written), also with NCHW tensors, and a bad option is refused with exit status 2.
 if(TARGET qconv-bench)
   set(expect_exit ${CMAKE_CURRENT_LIST_DIR}/bench/expect_exit.cmake)
   set(smoke_json ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke.json)
@@ -10,7 +10,15 @@ if(TARGET qconv-bench)
             -P ${expect_exit} --
             $<TARGET_FILE:qconv-bench> --network resnet50 --layers l1.1x1a --repeat 1
             --json ${smoke_json})
+  # The NCHW timing: qconv on NCHW tensors, verified, with the layout in its record.
+  set(nchw_json ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_nchw.json)
+  add_test(NAME bench_smoke_nchw
+    COMMAND ${CMAKE_COMMAND} -DEXPECT=0 -DEXPECT_FILE=${nchw_json}
+            "-DEXPECT_FILE_REGEX=\"layout\": \"nchw\".*\"verified\": \"exact\""
+            -P ${expect_exit} --
+            $<TARGET_FILE:qconv-bench> --network mobilenet_v2 "--layers=b2.dw 96@112 s2" --layout nchw
+            --repeat 1 --json ${nchw_json})
   add_test(NAME bench_bad_option
     COMMAND ${CMAKE_COMMAND} -DEXPECT=2 -P ${expect_exit} -- $<TARGET_FILE:qconv-bench> --bogus)
-  set_tests_properties(bench_smoke bench_bad_option PROPERTIES LABELS bench TIMEOUT 60)
+  set_tests_properties(bench_smoke bench_smoke_nchw bench_bad_option PROPERTIES LABELS bench TIMEOUT 60)
 endif()

@@ -7,6 +7,7 @@
 // shape class promises (see kMustTake).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -139,7 +140,8 @@ TEST_P(EngineConformance, EveryScheme_DType_AndZeroPointExtreme) {
 
 // A fixed geometry with random data and quantization.
 RandomCase fixed_case(Rng& rng, std::int64_t c, std::int64_t o, std::int64_t h, std::int64_t w,
-                      std::int64_t k, std::int64_t stride, std::int64_t pad, std::int64_t batch) {
+                      std::int64_t k, std::int64_t stride, std::int64_t pad, std::int64_t batch,
+                      std::int64_t groups = 1, bool symmetric_weights = false) {
   RandomProblemOptions opt;
   opt.op = OpKind::conv2d;
   opt.input_layout = opt.output_layout = Layout::NHWC;
@@ -149,7 +151,7 @@ RandomCase fixed_case(Rng& rng, std::int64_t c, std::int64_t o, std::int64_t h, 
     o2.max_groups = 1;
     return o2;
   }());
-  d.groups = 1;
+  d.groups = groups;
   if (d.weight_layout == Layout::HWOI) d.weight_layout = Layout::OHWI;
   d.in_channels = c;
   d.out_channels = o;
@@ -164,6 +166,10 @@ RandomCase fixed_case(Rng& rng, std::int64_t c, std::int64_t o, std::int64_t h, 
                         d.weight_scale[0]);
   d.weight_zero_point.assign(d.weight_zero_point.size() == 1 ? 1 : static_cast<std::size_t>(o),
                              d.weight_zero_point[0]);
+  if (symmetric_weights) {  // no window sums: the tiles' other variant
+    std::fill(d.weight_zero_point.begin(), d.weight_zero_point.end(),
+              d.weight_dtype == DType::u8 ? 128 : 0);
+  }
   if (!d.scheme.multiplier_q31.empty()) {
     d.scheme.multiplier_q31.assign(1, d.scheme.multiplier_q31[0]);
     d.scheme.shift.assign(1, d.scheme.shift[0]);
@@ -204,6 +210,35 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {
       const RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch);
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+    }
+  }
+}
+
+// Grouped convolution with groups of every width that shares panels (4, 8, 16 and 32 output
+// channels, input widths up to the output's) and some that cannot (not a divisor of 64, input
+// wider than output, not whole dwords), full and partial panels, 1x1 and 3x3, strides 1 and 2,
+// with and without weight zero points.
+TEST_P(EngineConformance, GroupedEveryGroupWidth) {
+  Rng rng(13);
+  struct Shape {
+    std::int64_t groups, in_per_group, out_per_group, k, stride, h, w;
+  };
+  const Shape shapes[] = {
+      {32, 4, 4, 3, 1, 6, 9},   {32, 8, 8, 3, 2, 7, 7},  {32, 16, 16, 3, 1, 5, 8},
+      {32, 32, 32, 3, 2, 6, 6}, {16, 4, 8, 3, 1, 5, 5},  {8, 8, 16, 1, 1, 4, 7},
+      {3, 4, 4, 3, 1, 5, 13},   {17, 4, 4, 3, 2, 9, 9},  {33, 8, 8, 1, 2, 5, 6},
+      {5, 12, 32, 3, 1, 4, 4},  {6, 12, 12, 3, 1, 5, 5}, {4, 2, 2, 3, 1, 6, 6},
+      {5, 8, 4, 3, 2, 7, 5},    {64, 4, 4, 1, 1, 3, 11}, {2, 32, 32, 3, 1, 5, 7},
+  };
+  for (const Shape& s : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      const RandomCase rc =
+          fixed_case(rng, s.groups * s.in_per_group, s.groups * s.out_per_group, s.h, s.w, s.k,
+                     s.stride, s.k / 2, 1 + round % 2, s.groups, round < 2);
       std::string failure;
       ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
           << "declined " << Problem(rc.desc).summary();

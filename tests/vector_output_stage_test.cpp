@@ -18,7 +18,7 @@
 
 #if defined(__x86_64__)
 #include "engines/x64/avx512_vnni/kernels.hpp"
-#include "engines/x64/avx512_vnni/stage_view.hpp"
+#include "engines/gemm/stage_view.hpp"
 
 namespace qconv {
 namespace {
@@ -54,7 +54,7 @@ void expect_same(const ProblemDesc& d, BiasView bias, const std::string& label) 
   const OutputStage stage(d, bias);
   const vnni::EpilogueKernel kernel = vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
   ASSERT_NE(kernel, nullptr) << label;
-  const vnni::StageView view = vnni::stage_view(stage.vectors());
+  const vnni::StageView view = detail::gemm::stage_view(stage.vectors());
   const std::vector<std::int32_t> accs = probe_accumulators();
   const std::int64_t channels = d.out_channels;
   const std::size_t element = element_size(d.output_dtype);

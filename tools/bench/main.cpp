@@ -88,7 +88,7 @@ void print_header(std::ostream& out, const Options& options, std::size_t layer_c
       << (options.weight_zero_point
               ? ", weight zero point " + std::to_string(*options.weight_zero_point)
               : std::string())
-      << '\n';
+      << ", qconv's activations " << options.layout << " (oneDNN's NHWC)" << '\n';
   out << '\n' << std::flush;
 }
 

@@ -161,6 +161,8 @@ std::unique_ptr<Peer> make_peer(const Problem& problem, int threads, std::string
   symmetric.weight_dtype = DType::s8;
   symmetric.weight_zero_point = {0};
   symmetric.input_zero_point = std::max(0, d.input_zero_point);
+  symmetric.input_layout = Layout::NHWC;  // oneDNN's one fast int8 layout, whatever qconv runs
+  symmetric.output_layout = Layout::NHWC;
   return std::make_unique<OnednnConvolution>(Problem(symmetric), threads);
 }
 

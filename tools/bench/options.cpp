@@ -84,6 +84,8 @@ Options:
   --weight-zero-point N  a weight zero point (oneDNN takes none: it runs the symmetric problem)
   --weight-dtype T    s8 (default) or u8 (zero point 128 unless --weight-zero-point)
   --input-dtype T     u8 (default) or s8
+  --layout L          qconv's input and output layout: nhwc (default) or nchw (oneDNN still
+                      runs NHWC, its only fast int8 layout, so the ratio prices the layout)
   --clock-ghz F       core clock for the peak share (default: measured by a dependent-add loop)
   --json FILE         also write one JSON record per layer to FILE
   --list              list the layers of the table (of --network when given) and exit
@@ -131,6 +133,11 @@ Options parse_options(std::span<const std::string_view> args) {
        [&](auto o, auto v) {
          if (v != "u8" && v != "s8") throw UsageError(std::string(o) + ": u8 or s8");
          options.input_dtype = std::string(v);
+       }},
+      {"--layout",
+       [&](auto o, auto v) {
+         if (v != "nhwc" && v != "nchw") throw UsageError(std::string(o) + ": nhwc or nchw");
+         options.layout = std::string(v);
        }},
       {"--clock-ghz", [&](auto o, auto v) { options.clock_ghz = parse_at_least(o, v, 0.001); }},
       {"--json", [&](auto o, auto v) {

@@ -36,6 +36,7 @@ struct Options {
   std::optional<int> weight_zero_point;  // the variants oneDNN cannot run
   std::string weight_dtype = "s8";
   std::string input_dtype = "u8";
+  std::string layout = "nhwc";  // qconv's activation layout, input and output ("nhwc" or "nchw")
   std::optional<double> clock_ghz;  // overrides the measured clock
   bool list = false;
   bool list_engines = false;

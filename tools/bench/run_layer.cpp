@@ -25,7 +25,8 @@ DType dtype_named(const std::string& name) { return name == "s8" ? DType::s8 : D
 
 LayerResult run_layer(const LayerRow& row, const Options& options, const RepeatPolicy& policy) {
   const Variant variant{dtype_named(options.input_dtype), dtype_named(options.weight_dtype),
-                        options.weight_zero_point};
+                        options.weight_zero_point,
+                        options.layout == "nchw" ? Layout::NCHW : Layout::NHWC};
   const Workload workload = make_workload(row, options.batch, variant);
   PrepareOptions prepare;
   prepare.engine = options.engine;
@@ -62,6 +63,7 @@ LayerResult run_layer(const LayerRow& row, const Options& options, const RepeatP
   result.engine = std::string(plan.engine());
   result.description = plan.describe();
   result.problem = benchdnn_problem(workload.problem);
+  result.layout = options.layout;
   result.macs = macs(workload.problem);
   result.timing = timing;
   result.prepare_ms = prepare_ms;

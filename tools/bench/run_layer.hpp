@@ -17,6 +17,7 @@ struct LayerResult {
   std::string engine;       // Plan::engine()
   std::string description;  // Plan::describe(): the engine, why it was chosen, the problem
   std::string problem;      // benchdnn_problem()
+  std::string layout;       // qconv's activation layout: "nhwc" or "nchw"
   std::int64_t macs = 0;    // at the bench's batch size
   Timing timing;
   double prepare_ms = 0.0;  // Plan::prepare: checks, packing, constants

@@ -65,9 +65,9 @@ Workload make_workload(const LayerRow& row, std::int64_t batch, const Variant& v
   d.input_dtype = variant.input_dtype;
   d.weight_dtype = variant.weight_dtype;
   d.output_dtype = DType::u8;
-  d.input_layout = Layout::NHWC;
+  d.input_layout = variant.activation_layout;
   // geometry() chose the weight layout: OHWI, or IOHW for a transposed layer.
-  d.output_layout = Layout::NHWC;
+  d.output_layout = variant.activation_layout;
   d.scheme.kind = SchemeKind::fbgemm;
   d.has_bias = true;
   d.input_scale = kInputScale;

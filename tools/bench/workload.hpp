@@ -31,16 +31,18 @@ struct Workload {
   Tensor input;
 };
 
-// The dtypes and weight zero point of the problem (the symmetric u8 x s8 one by default).
+// The dtypes, weight zero point and activation layout of the problem (the symmetric u8 x s8 one by
+// default).
 struct Variant {
   DType input_dtype = DType::u8;
   DType weight_dtype = DType::s8;
-  std::optional<int> weight_zero_point;  // default: 0 for s8 weights, 128 for u8
+  std::optional<int> weight_zero_point;     // default: 0 for s8 weights, 128 for u8
+  Layout activation_layout = Layout::NHWC;  // of the input and the output
 };
 
 Workload make_workload(const LayerRow& row, std::int64_t batch, const Variant& variant = {});
 
-// A random input for `problem` from a seed (NHWC, the problem's batch).
+// A random input for `problem` from a seed (in its layout, the problem's batch).
 Tensor random_input(const Problem& problem, std::uint64_t seed);
 
 // Options for a run on `threads` threads with the prepared input zero point.

@@ -29,12 +29,17 @@
 
 #include "core/aligned.hpp"
 #include "core/parallel.hpp"
-#include "engines/x64/avx512_vnni/activation_copies.hpp"
+#include "engines/gemm/activation_copies.hpp"
+#include "engines/gemm/stage_view.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
-#include "engines/x64/avx512_vnni/stage_view.hpp"
 
 namespace qconv::detail::avx512_vnni {
 namespace {
+
+using gemm::nchw_from_nhwc;
+using gemm::nhwc_from_nchw;
+using gemm::stage_view;
+using gemm::thread_scratch;
 
 // A transposed layer with more output phases (stride_h · stride_w) runs on the GEMM path.
 constexpr std::int64_t kMaxPhases = 64;

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "engines/x64/avx512_vnni/activation_copies.hpp"
+#include "engines/gemm/activation_copies.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 #include "core/aligned.hpp"
 #include "core/parallel.hpp"
+#include "engines/layout_transpose.hpp"
 
-namespace qconv::detail::avx512_vnni {
+namespace qconv::detail::gemm {
 namespace {
 
-void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes, bool to_u8) {
-  if (!to_u8) {
+// Pixels per task of an NCHW <-> NHWC transpose.
+constexpr std::int64_t kTransposeChunk = 256;
+
+void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes, bool flip_sign) {
+  if (!flip_sign) {
     std::memcpy(to, from, static_cast<std::size_t>(bytes));
     return;
   }
@@ -46,11 +50,12 @@ const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_heig
       if (j < 0 || j % stride_h != 0 || j / stride_h >= in.height || first_w >= end_w) continue;
       const std::uint8_t* line = in.data + (n * in.height + j / stride_h) * in.width * c;
       if (stride_w == 1) {  // one run of pixels
-        copy_bytes(to + (first_w + left) * c, line + first_w * c, (end_w - first_w) * c, in.to_u8);
+        copy_bytes(to + (first_w + left) * c, line + first_w * c, (end_w - first_w) * c,
+                   in.flip_sign);
         continue;
       }
       for (std::int64_t w = first_w; w < end_w; ++w) {
-        copy_bytes(to + (w * stride_w + left) * c, line + w * c, c, in.to_u8);
+        copy_bytes(to + (w * stride_w + left) * c, line + w * c, c, in.flip_sign);
       }
     }
   });
@@ -69,7 +74,7 @@ const std::uint8_t* dense_copy(const ActivationCopy& in, std::int64_t out_height
       const std::uint8_t* from = in.data + (n * in.height + y * stride_h) * in.width * c;
       std::uint8_t* to = out + row * out_width * c;
       for (std::int64_t x = 0; x < out_width; ++x) {
-        copy_bytes(to + x * c, from + x * stride_w * c, c, in.to_u8);
+        copy_bytes(to + x * c, from + x * stride_w * c, c, in.flip_sign);
       }
     }
   });
@@ -81,7 +86,7 @@ const std::uint8_t* plain_copy(const ActivationCopy& in) {
   std::uint8_t* out = thread_scratch(static_cast<std::size_t>(rows * row_bytes), 0);
   parallel_for(in.threads, rows, [&](std::int64_t begin, std::int64_t end) {
     copy_bytes(out + begin * row_bytes, in.data + begin * row_bytes, (end - begin) * row_bytes,
-               in.to_u8);
+               in.flip_sign);
   });
   return out;
 }
@@ -89,16 +94,16 @@ const std::uint8_t* plain_copy(const ActivationCopy& in) {
 const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
                                    std::int64_t channels, std::int64_t height, std::int64_t width,
                                    int threads) {
-  const std::int64_t plane = height * width, c = channels;
-  std::uint8_t* out = thread_scratch(static_cast<std::size_t>(batch * plane * c), 1);
-  parallel_for(threads, batch * height, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t row = begin; row < end; ++row) {
-      const std::int64_t n = row / height, h = row % height;
-      for (std::int64_t w = 0; w < width; ++w) {
-        const std::uint8_t* from = nchw + n * c * plane + h * width + w;
-        std::uint8_t* to = out + (row * width + w) * c;
-        for (std::int64_t ch = 0; ch < c; ++ch) to[ch] = from[ch * plane];
-      }
+  const std::int64_t pixels = height * width, c = channels;
+  std::uint8_t* out = thread_scratch(static_cast<std::size_t>(batch * pixels * c), 1);
+  const std::int64_t chunks = (pixels + kTransposeChunk - 1) / kTransposeChunk;
+  parallel_for(threads, batch * chunks, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t task = begin; task < end; ++task) {
+      const std::int64_t n = task / chunks, first = task % chunks * kTransposeChunk;
+      const std::int64_t count = std::min(kTransposeChunk, pixels - first);
+      // Image n is a [channels][pixels] matrix; its transpose is the NHWC image.
+      transpose_bytes(nchw + n * c * pixels + first, pixels, out + (n * pixels + first) * c, c, c,
+                      count);
     }
   });
   return out;
@@ -108,17 +113,19 @@ void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64
                     std::int64_t pixels, std::size_t element, int threads) {
   const auto* in = static_cast<const std::byte*>(nhwc);
   auto* out = static_cast<std::byte*>(nchw);
-  parallel_for(threads, batch * channels, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t nc = begin; nc < end; ++nc) {
-      const std::int64_t n = nc / channels, ch = nc % channels;
-      std::byte* to = out + static_cast<std::size_t>(nc * pixels) * element;
-      const std::byte* from = in + static_cast<std::size_t>(n * pixels * channels + ch) * element;
-      for (std::int64_t p = 0; p < pixels; ++p) {
-        std::memcpy(to + static_cast<std::size_t>(p) * element,
-                    from + static_cast<std::size_t>(p * channels) * element, element);
-      }
+  const std::int64_t chunks = (pixels + kTransposeChunk - 1) / kTransposeChunk;
+  parallel_for(threads, batch * chunks, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t task = begin; task < end; ++task) {
+      const std::int64_t n = task / chunks, first = task % chunks * kTransposeChunk;
+      const std::int64_t count = std::min(kTransposeChunk, pixels - first);
+      const auto at = [&](std::int64_t values) {
+        return static_cast<std::size_t>(values) * element;
+      };
+      // Image n is a [pixels][channels] matrix; its transpose is the NCHW image.
+      transpose_values(in + at((n * pixels + first) * channels), channels,
+                       out + at(n * channels * pixels + first), pixels, count, channels, element);
     }
   });
 }
 
-}  // namespace qconv::detail::avx512_vnni
+}  // namespace qconv::detail::gemm

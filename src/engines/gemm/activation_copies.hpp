@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-call copies of activations the fast engines make in per-thread scratch: the input placed
 // on a grid whose other bytes hold the zero point (padding filled; a transposed convolution's
-// input spread out at its stride), the pixels a strided 1x1 layer reads made dense, an s8 input
-// read as u8 (x + 128), NCHW made NHWC and back. Plain C++ over the thread pool (built for the
-// baseline ISA).
+// input spread out at its stride), the pixels a strided 1x1 layer reads made dense, an input
+// of the other signedness than the kernels take (x ± 128), NCHW made NHWC and back. Plain C++ over
+// the thread pool (built for the baseline ISA).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-namespace qconv::detail::avx512_vnni {
+namespace qconv::detail::gemm {
 
 // An NHWC u8 or s8 activation tensor as given, and how to copy it.
 struct ActivationCopy {
   const std::uint8_t* data;
   std::int64_t batch, height, width, channels;
-  bool to_u8;  // an s8 tensor read as u8: each byte xor 0x80 (x + 128)
+  bool flip_sign;  // each byte xor 0x80: s8 read as u8 (x + 128), or u8 as s8 (x − 128)
   int threads;
 };
 
@@ -36,7 +36,7 @@ const std::uint8_t* dense_copy(const ActivationCopy& in, std::int64_t out_height
                                std::int64_t out_width, std::int64_t stride_h,
                                std::int64_t stride_w);
 
-// The whole tensor (for an s8 input read as u8).
+// The whole tensor (for an input of the other signedness, flip_sign).
 const std::uint8_t* plain_copy(const ActivationCopy& in);
 
 // An NCHW tensor of bytes as NHWC, in scratch slot 1.
@@ -48,4 +48,4 @@ const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
 void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,
                     std::int64_t pixels, std::size_t element, int threads);
 
-}  // namespace qconv::detail::avx512_vnni
+}  // namespace qconv::detail::gemm

@@ -3,10 +3,10 @@
 // standard-library types out of the ISA-specific files, so the view is made on the baseline side.
 #pragma once
 
-#include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/gemm/kernel_set.hpp"
 #include "output/output_stage.hpp"
 
-namespace qconv::detail::avx512_vnni {
+namespace qconv::detail::gemm {
 
 inline StageView stage_view(const VectorConstants& v) {
   return {v.bias_s32.data(),
@@ -23,4 +23,4 @@ inline StageView stage_view(const VectorConstants& v) {
           v.round_upward};
 }
 
-}  // namespace qconv::detail::avx512_vnni
+}  // namespace qconv::detail::gemm

@@ -1,23 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// The AVX-512 VNNI and AMX engines: convolution and transposed convolution as a GEMM over output
-// pixels — register tiles of up to 6 pixels x 64 output channels (gemm_kernels.cpp), AMX blocks of
-// up to 32 pixels (amx_kernels.cpp), the output stage in 16 lanes (epilogue_kernels.cpp), the
-// per-call copies of the input (activation_copies.cpp). This file plans and packs at preparation
-// and walks the tiles at run time; it is built for the baseline ISA and calls the kernels only on a
-// CPU that has them.
+// The GEMM engines (avx512_amx, avx512_vnni, avx2_vnni, avx2, and any ISA plugged in through a
+// KernelSet: kernel_set.hpp): convolution and transposed convolution as a GEMM over output pixels —
+// register tiles of up to max_rows pixels x a 64-channel panel, AMX blocks of up to 32 pixels,
+// depthwise tiles with channels in lanes, the output stage in vector lanes, all of them the kernel
+// set's; the per-call copies of the input (activation_copies.cpp). This file plans and packs at
+// preparation and walks the tiles at run time; it is built for the baseline ISA, knows no ISA, and
+// calls the kernels only on a CPU that has them.
 //
-// The arithmetic. vpdpbusd (and tdpbusd) multiply u8 by s8. The input is u8 (an s8 input is read
-// from a copy as x + 128, its zero point + 128 with it), and the weights are packed as s8 w' (u8
-// weights as w − 128; otherwise w' = w). With zw' = zw − (w − w') the exact sum of SPEC §3 is
+// The arithmetic. vpdpbusd (and tdpbusd) multiply u8 by s8; sdot s8 by s8. The input is of the
+// kernel set's signedness (an input of the other kind is read from a copy as x ± 128, its zero
+// point ± 128 with it), and the weights are packed as s8 w' (u8 weights as w − 128; otherwise
+// w' = w). With zw' = zw − (w − w') the exact sum of SPEC §3 is
 //     Σ (x − zx)(w − zw) = P − zw'[o]·Σx − zx·Σ(w' − zw'[o]),    P = Σ x·w',
 // every sum over the same valid taps, all of it exact modulo 2^32 (the s32 wrap the reference
 // applies). Σx (the window sum of a pixel) is needed only when some zw' ≠ 0 and comes from the
 // same tile pass; Σ(w' − zw') depends only on which taps are valid, so it is precomputed per
 // padding pattern and starts the accumulators. A padded tap is skipped, never multiplied — except
 // where a copy of the input holds the zero point in the padding (AMX, transposed), which adds
-// (zx − zx)·w = 0 and keeps every tap valid. Depthwise problems have their own kernel
-// (depthwise_plan.cpp), created by prepare() and unpack() below.
-#include "engines/engine.hpp"
+// (zx − zx)·w = 0 and keeps every tap valid. Depthwise tiles compute (x − zx)(w − zw) directly.
+#include "engines/gemm/gemm_engine.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -28,19 +29,14 @@
 
 #include "core/aligned.hpp"
 #include "core/parallel.hpp"
-#include "engines/x64/avx512_vnni/activation_copies.hpp"
-#include "engines/x64/avx512_vnni/depthwise_plan.hpp"
-#include "engines/x64/avx512_vnni/kernels.hpp"
-#include "engines/x64/avx512_vnni/stage_view.hpp"
+#include "engines/engine.hpp"
+#include "engines/gemm/activation_copies.hpp"
+#include "engines/gemm/kernel_set.hpp"
+#include "engines/gemm/stage_view.hpp"
 #include "output/rounding.hpp"
 
-namespace qconv::detail {
+namespace qconv::detail::gemm {
 namespace {
-
-using avx512_vnni::kMaxRows;
-using avx512_vnni::kPanelWidth;
-
-constexpr CpuFeatures kRequired = kAvx512f | kAvx512bw | kAvx512vl | kAvx512dq | kAvx512vnni;
 // Below this many input channels a tap is too short to keep the tile busy: gather each output
 // pixel's whole window into one row (im2col of a tile, K padded to 4) instead.
 constexpr std::int64_t kIm2colBelowChannels = 8;
@@ -52,8 +48,10 @@ constexpr std::int64_t kMaxOutputExtent = std::int64_t{1} << 20;
 // AMX blocks: up to 32 pixels (two 16-row tiles), and none below this many.
 constexpr int kMaxAmxBlock = 32;
 constexpr int kMinAmxRows = 4;
-// Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM.
-constexpr std::int64_t kFlatChunk = 16 * kMaxRows;
+// Groups with fewer output channels than this share panels (grouped tiles).
+constexpr std::int64_t kGroupedTileBelow = 16;
+// Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM, in register tiles.
+constexpr std::int64_t kFlatChunkTiles = 16;
 
 // The valid taps along one axis for output position `out`: [begin, end).
 std::pair<std::int64_t, std::int64_t> valid_taps(std::int64_t out, std::int64_t stride,
@@ -67,8 +65,8 @@ std::pair<std::int64_t, std::int64_t> valid_taps(std::int64_t out, std::int64_t 
 }
 
 // Tiles covering [begin, end): with AMX first blocks of up to 32 pixels, then (or only) tiles of
-// at most kMaxRows pixels, as even as possible (26 → 6,5,5,5,5).
-void split_tiles(std::int64_t begin, std::int64_t end, bool amx,
+// at most max_rows pixels, as even as possible (26 → 6,5,5,5,5).
+void split_tiles(std::int64_t begin, std::int64_t end, bool amx, int max_rows,
                  std::vector<std::pair<std::int64_t, int>>& out) {
   while (amx && end - begin >= kMinAmxRows) {  // AMX blocks of up to 32 pixels
     const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - begin));
@@ -77,7 +75,7 @@ void split_tiles(std::int64_t begin, std::int64_t end, bool amx,
   }
   const std::int64_t n = end - begin;
   if (n <= 0) return;
-  const std::int64_t tiles = (n + kMaxRows - 1) / kMaxRows;
+  const std::int64_t tiles = (n + max_rows - 1) / max_rows;
   for (std::int64_t t = 0, at = begin; t < tiles; ++t) {
     const auto rows = static_cast<int>(n / tiles + (t < n % tiles ? 1 : 0));
     out.emplace_back(at, rows);
@@ -87,12 +85,13 @@ void split_tiles(std::int64_t begin, std::int64_t end, bool amx,
 
 enum class Path : std::uint8_t { flat, rows, im2col };
 
-class Avx512VnniKernel final : public PreparedKernel {
+class GemmKernel final : public PreparedKernel {
  public:
   // `amx`: run blocks of 16 and 32 pixels on AMX tiles where the problem allows (a u8 input whose
-  // channels are a multiple of 64, full panels), vpdpbusd tiles elsewhere.
-  Avx512VnniKernel(const Problem& problem, const CanonicalWeights& weights, bool amx)
-      : problem_(problem) {
+  // channels are a multiple of 64, full panels), register tiles elsewhere.
+  GemmKernel(const Problem& problem, const CanonicalWeights& weights, const KernelSet& kernels,
+             bool amx)
+      : kernels_(kernels), max_rows_(kernels.max_rows), problem_(problem) {
     const auto& d = problem.desc();
     channels_ = d.in_channels;
     groups_ = d.groups;
@@ -100,20 +99,22 @@ class Avx512VnniKernel final : public PreparedKernel {
     group_out_ = d.out_channels / d.groups;
     panels_per_group_ = (group_out_ + kPanelWidth - 1) / kPanelWidth;
     out_channels_ = d.out_channels;
-    // An s8 input is read as u8 (x + 128, an xor of its copy; the zero point + 128 with it): the
-    // sum (x − zx)(w − zw) is the same, and vpdpbusd and tdpbusd take a u8 input.
-    flip_input_ = d.input_dtype == DType::s8;
+    // An input of the other signedness than the kernels take is read from a copy as x ± 128 (an
+    // xor of the sign bit; the zero point ± 128 with it): the sum (x − zx)(w − zw) is the same.
+    flip_input_ = d.input_dtype != (kernels.u8_input ? DType::u8 : DType::s8);
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
     const bool strided = d.stride_h != 1 || d.stride_w != 1;
+    // Depthwise (multiplier 1): channels in lanes, its own tile (depthwise_kernels.cpp).
+    depthwise_ = depthwise(problem);
     // A transposed convolution runs as the convolution of its zero-inserted input with the
     // flipped kernel: the input is spread out at its stride into scratch (the holes and the
     // padding holding zx, which add (zx − zx)·w = 0), then every tap of every pixel is valid.
     transposed_ = problem.transposed();
     stride_h_ = transposed_ ? 1 : d.stride_h;
     stride_w_ = transposed_ ? 1 : d.stride_w;
-    if (transposed_) {
+    if (depthwise_ || transposed_) {
       path_ = Path::rows;
     } else if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
                d.pad_right == 0) {
@@ -126,11 +127,25 @@ class Avx512VnniKernel final : public PreparedKernel {
     // Bytes a tap reads per row: one pixel's channels, or (im2col) a whole window.
     tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : group_in_;
     // AMX takes a u8 input, 64 bytes of channels at a time (an im2col row is padded to that).
-    amx_ = amx && (group_in_ % 64 == 0 || path_ == Path::im2col);
+    amx_ = amx && kernels.amx_block != nullptr && (group_in_ % 64 == 0 || path_ == Path::im2col);
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
-    steps_ = (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
+    // Groups narrower than a vector share a panel (its lanes full): each lane reads its own
+    // group's input dwords through the kernel set's grouped tile. The panel's groups' input
+    // channels must fit one 64-byte load, whole dwords per group. (From 16 output channels per
+    // group on, a panel of its own per group measured as fast: its vectors are full, and its
+    // broadcasts need no shuffle.)
+    if (kernels.grouped_tile != nullptr && !depthwise_ && groups_ > 1 && !amx_ &&
+        group_out_ < kGroupedTileBelow && kPanelWidth % group_out_ == 0 && group_in_ % 4 == 0 &&
+        group_in_ <= group_out_) {
+      groups_per_panel_ = std::min<std::int64_t>(kPanelWidth / group_out_, groups_);
+      for (std::int64_t l = 0; l < kPanelWidth; ++l) {
+        lane_dwords_[static_cast<std::size_t>(l)] =
+            static_cast<std::int32_t>((l / group_out_) * group_in_ / 4);
+      }
+    }
+    steps_ = depthwise_ ? 1 : (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
 
     // On AMX a padded layer runs on a copy of the input with its padding filled with the zero
@@ -154,9 +169,11 @@ class Avx512VnniKernel final : public PreparedKernel {
     }
     pack(problem, weights);
     plan_patterns(problem);
+    if (depthwise_) pair_depthwise_weights();
     // Preparation's intermediates: the plan runs from the pattern sums and pairs alone.
     tap_sums_ = {};
-    epilogue_ = avx512_vnni::epilogue_kernel(d.scheme.kind, d.output_dtype);
+    depthwise_weights_ = {};
+    epilogue_ = kernels.epilogue(d.scheme.kind, d.output_dtype);
   }
 
   // The file holds the canonical weights (unpack() packs them again).
@@ -168,21 +185,22 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::string describe() const override {
     const auto& d = problem_.desc();
     std::ostringstream out;
-    out << (amx_ ? "avx512_amx tdpbusd <=32x64 + vpdpbusd " : "avx512_vnni ");
+    const std::string tile = std::to_string(max_rows_) + "x" + std::to_string(kPanelWidth);
+    out << (amx_ ? "avx512_amx tdpbusd <=32x64 + " : "") << kernels_.name << " ";
+    if (depthwise_) out << "dwconv " << tile << " (channels in lanes) ";
     if (transposed_) out << "(transposed: zero-inserted input, flipped kernel) ";
     switch (path_) {
       case Path::flat:
-        out << "gemm " << kMaxRows << "x" << kPanelWidth << " 1x1";
+        out << "gemm " << tile << " 1x1";
         if (d.stride_h != 1 || d.stride_w != 1) out << " s" << d.stride_h << " (row offsets)";
         break;
       case Path::rows:
-        out << "igemm " << kMaxRows << "x" << kPanelWidth << " k" << d.kernel_h << "x" << d.kernel_w
-            << " s" << d.stride_h;
+        out << "igemm " << tile << " k" << d.kernel_h << "x" << d.kernel_w << " s" << d.stride_h;
         if (d.stride_w != d.stride_h) out << "x" << d.stride_w;
         break;
       case Path::im2col:
-        out << "im2col+gemm " << kMaxRows << "x" << kPanelWidth << " K=" << tap_bytes_ << " k"
-            << d.kernel_h << "x" << d.kernel_w;
+        out << "im2col+gemm " << tile << " K=" << tap_bytes_ << " k" << d.kernel_h << "x"
+            << d.kernel_w;
         break;
     }
     if (path_ == Path::rows && patterns_ > 1) out << " (padded taps skipped)";
@@ -191,59 +209,63 @@ class Avx512VnniKernel final : public PreparedKernel {
       out << " (NCHW through NHWC copies)";
     }
     if (compact_copy_) out << " (strided pixels copied densely)";
+    if (groups_per_panel_ > 1) {
+      out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel)";
+    }
     if (needs_window_sums_) out << " (weight zero point: window sums)";
+    out << " (register tile " << kernels_.tile << ")";
     if (epilogue_ == nullptr) out << " (scalar output stage)";
     return out.str();
   }
 
   void run(const RunContext& call) const override {
-    const avx512_vnni::StageView stage = avx512_vnni::stage_view(call.stage.vectors());
+    const StageView stage = stage_view(call.stage.vectors());
     const std::int64_t rows = row_count(call.batch);
     RunContext ctx = call;
     const auto& d = problem_.desc();
     // NCHW tensors: the tiles run on NHWC copies (scratch), the output transposed back at the end.
     if (d.input_layout == Layout::NCHW) {
-      ctx.input =
-          avx512_vnni::nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch,
-                                      channels_, d.in_height, d.in_width, call.threads);
+      ctx.input = nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch,
+                                 channels_, d.in_height, d.in_width, call.threads);
     }
     const bool nchw_output = d.output_layout == Layout::NCHW;
     if (nchw_output) {
-      ctx.output = avx512_vnni::thread_scratch(
-          static_cast<std::size_t>(call.batch * out_h_ * out_w_ * out_channels_) *
-              element_size(d.output_dtype),
-          2);
+      ctx.output =
+          thread_scratch(static_cast<std::size_t>(call.batch * out_h_ * out_w_ * out_channels_) *
+                             element_size(d.output_dtype),
+                         2);
     }
-    if (flip_input_) ctx.input_zero_point = call.input_zero_point + 128;
-    const avx512_vnni::ActivationCopy input{static_cast<const std::uint8_t*>(ctx.input),
-                                            call.batch,
-                                            d.in_height,
-                                            d.in_width,
-                                            channels_,
-                                            flip_input_,
-                                            call.threads};
+    if (flip_input_)
+      ctx.input_zero_point = call.input_zero_point + (kernels_.u8_input ? 128 : -128);
+    const ActivationCopy input{static_cast<const std::uint8_t*>(ctx.input),
+                               call.batch,
+                               d.in_height,
+                               d.in_width,
+                               channels_,
+                               flip_input_,
+                               call.threads};
     const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
     if (transposed_) {
-      ctx.input = avx512_vnni::placed_copy(input, in_h_, in_w_, d.stride_h, d.stride_w,
-                                           (d.kernel_h - 1) * d.dilation_h - d.pad_top,
-                                           (d.kernel_w - 1) * d.dilation_w - d.pad_left, zx);
+      ctx.input = placed_copy(input, in_h_, in_w_, d.stride_h, d.stride_w,
+                              (d.kernel_h - 1) * d.dilation_h - d.pad_top,
+                              (d.kernel_w - 1) * d.dilation_w - d.pad_left, zx);
     } else if (padded_copy_) {
-      ctx.input = avx512_vnni::placed_copy(input, in_h_, in_w_, 1, 1, d.pad_top, d.pad_left, zx);
+      ctx.input = placed_copy(input, in_h_, in_w_, 1, 1, d.pad_top, d.pad_left, zx);
     } else if (compact_copy_) {
-      ctx.input = avx512_vnni::dense_copy(input, out_h_, out_w_, d.stride_h, d.stride_w);
+      ctx.input = dense_copy(input, out_h_, out_w_, d.stride_h, d.stride_w);
     } else if (flip_input_) {
-      ctx.input = avx512_vnni::plain_copy(input);
+      ctx.input = plain_copy(input);
     }
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
-      if (amx_) avx512_vnni::amx_begin();  // the tile configuration is per thread
+      if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
         run_row(ctx, stage, task / rows, task % rows);
       }
-      if (amx_) avx512_vnni::amx_end();
+      if (amx_) kernels_.amx_end();
     });
     if (nchw_output) {
-      avx512_vnni::nchw_from_nhwc(ctx.output, call.output, call.batch, out_channels_,
-                                  out_h_ * out_w_, element_size(d.output_dtype), call.threads);
+      nchw_from_nhwc(ctx.output, call.output, call.batch, out_channels_, out_h_ * out_w_,
+                     element_size(d.output_dtype), call.threads);
     }
   }
 
@@ -257,13 +279,19 @@ class Avx512VnniKernel final : public PreparedKernel {
 
   // Output channel o's panel, lane in it, and slot (panel * 64 + lane).
   std::int64_t panel_of(std::int64_t o) const {
+    if (groups_per_panel_ > 1) return (o / group_out_) / groups_per_panel_;
     return (o / group_out_) * panels_per_group_ + (o % group_out_) / kPanelWidth;
   }
-  std::int64_t lane_of(std::int64_t o) const { return (o % group_out_) % kPanelWidth; }
+  std::int64_t lane_of(std::int64_t o) const {
+    if (groups_per_panel_ > 1)
+      return (o / group_out_) % groups_per_panel_ * group_out_ + o % group_out_;
+    return (o % group_out_) % kPanelWidth;
+  }
   std::int64_t slot_of(std::int64_t o) const { return panel_of(o) * kPanelWidth + lane_of(o); }
 
   // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
   std::vector<std::byte> canonical_bytes() const {
+    if (depthwise_) return depthwise_canonical_;
     const auto& d = problem_.desc();
     std::vector<std::byte> out(
         static_cast<std::size_t>(out_channels_ * group_in_ * d.kernel_h * d.kernel_w));
@@ -287,7 +315,66 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
   // Weights into panels of 64 output channels: [panel][tap][step][panel width][4].
+  // Depthwise: s32 (w − zw) per 64-channel block, [block][tap][64].
+  void pack_depthwise(const Problem& problem, const CanonicalWeights& weights) {
+    const auto& d = problem.desc();
+    const std::int64_t taps = d.kernel_h * d.kernel_w;
+    panels_ = (out_channels_ + kPanelWidth - 1) / kPanelWidth;
+    padded_channels_ = panels_ * kPanelWidth;
+    zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
+    tap_sums_.assign(static_cast<std::size_t>(taps_ * padded_channels_), 0);
+    depthwise_weights_.assign(static_cast<std::size_t>(panels_ * taps * kPanelWidth), 0);
+    for (std::int64_t p = 0; p < panels_; ++p) {
+      const std::int64_t width =
+          std::min<std::int64_t>(kPanelWidth, out_channels_ - p * kPanelWidth);
+      panel_vectors_.push_back(static_cast<int>((width + 15) / 16));
+      panel_widths_.push_back(static_cast<std::int32_t>(width));
+      panel_channels_.push_back(p * kPanelWidth);
+      panel_offsets_.push_back(0);
+    }
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int32_t zw = problem.weight_zero_point(o);
+      const std::int16_t* values = weights.channel(o).data();
+      for (std::int64_t t = 0; t < taps; ++t) {
+        depthwise_weights_[static_cast<std::size_t>(((o / kPanelWidth) * taps + t) * kPanelWidth +
+                                                    o % kPanelWidth)] = values[source_tap(t)] - zw;
+      }
+    }
+    depthwise_canonical_ = weights.bytes();
+  }
+
+  // Per padding pattern and 64-channel block, the listed taps' w − zw in 16-bit pairs.
+  void pair_depthwise_weights() {
+    const std::int64_t taps = problem_.desc().kernel_h * problem_.desc().kernel_w;
+    std::int64_t total = 0;
+    for (const auto& [first, count] : pattern_taps_) {
+      pattern_pair_offsets_.push_back(total);
+      total += panels_ * ((count + 1) / 2) * kPanelWidth * 2;
+    }
+    depthwise_pairs_.assign(static_cast<std::size_t>(total), 0);
+    for (std::size_t pattern = 0; pattern < pattern_taps_.size(); ++pattern) {
+      const auto [first, count] = pattern_taps_[pattern];
+      const std::int64_t pairs = (count + 1) / 2;
+      for (std::int64_t block = 0; block < panels_; ++block) {
+        std::int16_t* out = depthwise_pairs_.data() + pattern_pair_offsets_[pattern] +
+                            block * pairs * kPanelWidth * 2;
+        for (std::int32_t k = 0; k < count; ++k) {
+          const std::int64_t tap = tap_steps_[static_cast<std::size_t>(first + k)];  // steps 1
+          for (std::int64_t l = 0; l < kPanelWidth; ++l) {
+            out[(k / 2) * kPanelWidth * 2 + l * 2 + k % 2] =
+                static_cast<std::int16_t>(depthwise_weights_[static_cast<std::size_t>(
+                    (block * taps + tap) * kPanelWidth + l)]);
+          }
+        }
+      }
+    }
+  }
+
   void pack(const Problem& problem, const CanonicalWeights& weights) {
+    if (depthwise_) {
+      pack_depthwise(problem, weights);
+      return;
+    }
     const auto& d = problem.desc();
     const bool u8_weights = d.weight_dtype == DType::u8;
     // w' = w − shift: s8 for a u8 input, u8 (as stored bits) for an s8 input.
@@ -295,7 +382,8 @@ class Avx512VnniKernel final : public PreparedKernel {
     const std::int32_t shift = shift_;
     // Panels of up to 64 channels of one group each; per-channel arrays (zw', the tap sums) are
     // indexed by slot, 64 per panel, the output stage by output channel.
-    panels_ = groups_ * panels_per_group_;
+    panels_ = groups_per_panel_ > 1 ? (groups_ + groups_per_panel_ - 1) / groups_per_panel_
+                                    : groups_ * panels_per_group_;
     padded_channels_ = panels_ * kPanelWidth;
     zero_points_.assign(static_cast<std::size_t>(padded_channels_), 0);
     const std::int32_t first_zw = problem.weight_zero_point(0) - shift;
@@ -310,12 +398,16 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::int64_t total = 0;
     for (std::int64_t p = 0; p < panels_; ++p) {
       const std::int64_t g = p / panels_per_group_, q = p % panels_per_group_;
-      const std::int64_t width = std::min<std::int64_t>(kPanelWidth, group_out_ - q * kPanelWidth);
+      std::int64_t width = std::min<std::int64_t>(kPanelWidth, group_out_ - q * kPanelWidth);
+      if (groups_per_panel_ > 1) {
+        width = std::min(groups_per_panel_, groups_ - p * groups_per_panel_) * group_out_;
+      }
       const std::int64_t vectors = (width + 15) / 16;
       panel_offsets_.push_back(total);
       panel_vectors_.push_back(static_cast<int>(vectors));
       panel_widths_.push_back(static_cast<std::int32_t>(width));
-      panel_channels_.push_back(g * group_out_ + q * kPanelWidth);
+      panel_channels_.push_back(groups_per_panel_ > 1 ? p * groups_per_panel_ * group_out_
+                                                      : g * group_out_ + q * kPanelWidth);
       total += taps_ * steps_ * vectors * 64;
     }
     packed_.assign(static_cast<std::size_t>(total), 0);
@@ -375,7 +467,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       if (path_ == Path::flat) return;
       // im2col: one row per output pixel, every tap present (padding holds zx).
       column_tiles_.clear();
-      split_tiles(0, out_w_, amx_, column_tiles_);
+      split_tiles(0, out_w_, amx_, max_rows_, column_tiles_);
       return;
     }
     std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> row_kinds, column_kinds;
@@ -398,7 +490,7 @@ class Avx512VnniKernel final : public PreparedKernel {
         const auto [it, added] =
             column_kinds.emplace(run_range, static_cast<std::int32_t>(column_ranges.size()));
         if (added) column_ranges.push_back(run_range);
-        split_tiles(run_begin, x, amx_, column_tiles_);
+        split_tiles(run_begin, x, amx_, max_rows_, column_tiles_);
         column_pattern_.resize(column_tiles_.size(), it->second);
         run_begin = x;
       }
@@ -429,6 +521,11 @@ class Avx512VnniKernel final : public PreparedKernel {
   }
 
  public:
+  static bool depthwise(const Problem& problem) {
+    const auto& d = problem.desc();
+    return d.groups > 1 && d.groups == d.in_channels && d.out_channels == d.in_channels;
+  }
+
   // The number of padding patterns times the channels: what plan_patterns() would store.
   static std::int64_t pattern_entries(const Problem& problem) {
     const auto& d = problem.desc();
@@ -452,14 +549,14 @@ class Avx512VnniKernel final : public PreparedKernel {
 
  private:
   std::int64_t row_count(std::int64_t batch) const {
-    if (path_ == Path::flat) return (batch * out_h_ * out_w_ + kFlatChunk - 1) / kFlatChunk;
+    if (path_ == Path::flat) return (batch * out_h_ * out_w_ + flat_chunk() - 1) / flat_chunk();
     return batch * out_h_;
   }
 
   // Everything of one panel that a tile needs, fixed for a run.
   struct PanelRun {
     const RunContext& ctx;
-    const avx512_vnni::StageView& stage;
+    const StageView& stage;
     std::int64_t panel;
     int vectors;
     std::int32_t channels;       // valid output channels in the panel
@@ -467,7 +564,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     std::int64_t input_offset;   // its group's first input channel, in bytes into a pixel
   };
 
-  void run_row(const RunContext& ctx, const avx512_vnni::StageView& stage, std::int64_t panel,
+  void run_row(const RunContext& ctx, const StageView& stage, std::int64_t panel,
                std::int64_t row) const {
     const auto p = static_cast<std::size_t>(panel);
     const PanelRun pr{ctx,
@@ -476,11 +573,13 @@ class Avx512VnniKernel final : public PreparedKernel {
                       panel_vectors_[p],
                       panel_widths_[p],
                       panel_channels_[p],
-                      (panel / panels_per_group_) * group_in_};
+                      depthwise_              ? panel * kPanelWidth
+                      : groups_per_panel_ > 1 ? panel * groups_per_panel_ * group_in_
+                                              : (panel / panels_per_group_) * group_in_};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
-      const std::int64_t begin = row * kFlatChunk;
-      const std::int64_t end = std::min(pixels, begin + kFlatChunk);
+      const std::int64_t begin = row * flat_chunk();
+      const std::int64_t end = std::min(pixels, begin + flat_chunk());
       const auto& d = problem_.desc();
       const bool strided = (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
       if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
@@ -491,18 +590,18 @@ class Avx512VnniKernel final : public PreparedKernel {
                    nullptr, 0, rows, at);
           at += rows;
         }
-        for (; at < end; at += kMaxRows) {
-          const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
+        for (; at < end; at += max_rows_) {
+          const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
           run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
                    nullptr, 0, rows, at);
         }
         return;
       }
-      for (std::int64_t at = begin; at < end; at += kMaxRows) {
-        const int rows = static_cast<int>(std::min<std::int64_t>(kMaxRows, end - at));
+      for (std::int64_t at = begin; at < end; at += max_rows_) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
         // A strided 1x1 layer as one GEMM too: each row's input pixel from its own offset, so
         // tiles run across output rows (7x7 outputs make 6-pixel tiles, not 4 + 3).
-        std::int64_t offsets[kMaxRows];
+        std::int64_t offsets[kMaxTileRows];
         for (int i = 0; i < rows; ++i) {
           const std::int64_t pixel = at + i;
           const std::int64_t x = pixel % out_w_, y = (pixel / out_w_) % out_h_,
@@ -568,21 +667,20 @@ class Avx512VnniKernel final : public PreparedKernel {
   void gather(const RunContext& ctx, std::int64_t n, std::int64_t y, std::int64_t x, int rows,
               std::uint8_t* out) const {
     const auto& d = problem_.desc();
-    avx512_vnni::gather_windows({static_cast<const std::uint8_t*>(ctx.input), out, im2col_stride(),
-                                 n, y, x, rows, channels_, d.in_height, d.in_width, d.kernel_h,
-                                 d.kernel_w, d.stride_h, d.stride_w, d.dilation_h, d.dilation_w,
-                                 d.pad_top, d.pad_left,
-                                 static_cast<std::uint8_t>(ctx.input_zero_point)});
+    kernels_.gather_windows({static_cast<const std::uint8_t*>(ctx.input), out, im2col_stride(), n,
+                             y, x, rows, channels_, d.in_height, d.in_width, d.kernel_h, d.kernel_w,
+                             d.stride_h, d.stride_w, d.dilation_h, d.dilation_w, d.pad_top,
+                             d.pad_left, static_cast<std::uint8_t>(ctx.input_zero_point)});
   }
 
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
                 int rows, std::int64_t first_pixel) const {
-    if (rows > kMaxRows && pr.vectors < kPanelWidth / 16) {
+    if (rows > max_rows_ && pr.vectors < kPanelWidth / 16) {
       // An AMX block on a partial panel: vpdpbusd tiles instead.
-      for (int done = 0; done < rows; done += kMaxRows) {
+      for (int done = 0; done < rows; done += max_rows_) {
         run_tile(pr, input, origin + done * row_stride, row_stride, nullptr, pattern,
-                 std::min(kMaxRows, rows - done), first_pixel + done);
+                 std::min(max_rows_, rows - done), first_pixel + done);
       }
       return;
     }
@@ -597,14 +695,33 @@ class Avx512VnniKernel final : public PreparedKernel {
         pr.ctx.input_zero_point != 0
             ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
             : nullptr;
-    if (rows > kMaxRows) {
-      avx512_vnni::amx_block({input, origin_in_pixel, row_stride, tap_offsets_.data() + first_tap,
-                              tap_steps_.data() + first_tap, taps,
-                              static_cast<std::int32_t>(tap_stride() / 64), rows,
-                              packed_.data() + panel_offsets_[p], zero_point_sums,
-                              pr.ctx.input_zero_point, acc, sums});
+    if (depthwise_) {  // (x − zx)(w − zw) directly: the sum is already exact
+      const std::int64_t pairs = (taps + 1) / 2;
+      kernels_.depthwise_tile({input, origin_in_pixel, row_stride, tap_offsets_.data() + first_tap,
+                               taps, pr.channels, rows,
+                               depthwise_pairs_.data() +
+                                   pattern_pair_offsets_[static_cast<std::size_t>(pattern)] +
+                                   pr.panel * pairs * kPanelWidth * 2,
+                               pr.ctx.input_zero_point, acc});
+    } else if (rows > max_rows_) {
+      kernels_.amx_block({input, origin_in_pixel, row_stride, tap_offsets_.data() + first_tap,
+                          tap_steps_.data() + first_tap, taps,
+                          static_cast<std::int32_t>(tap_stride() / 64), rows,
+                          packed_.data() + panel_offsets_[p], zero_point_sums,
+                          pr.ctx.input_zero_point, acc, sums});
+    } else if (groups_per_panel_ > 1) {
+      const std::int64_t groups = pr.channels / group_out_;
+      kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_)(
+          {{input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
+            tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
+            static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],
+            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr},
+           lane_dwords_.data(),
+           static_cast<std::int32_t>(groups * group_in_),
+           zero_points_.data() + pr.panel * kPanelWidth});
+      sums = nullptr;  // the grouped tile took zw'·Σx off itself
     } else {
-      avx512_vnni::gemm_tile_kernel(rows, pr.vectors)(
+      kernels_.gemm_tile(rows, pr.vectors)(
           {input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
            tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
            static_cast<std::int32_t>(tap_stride()), pr.vectors, packed_.data() + panel_offsets_[p],
@@ -615,7 +732,7 @@ class Avx512VnniKernel final : public PreparedKernel {
     const std::int64_t channel = pr.first_channel;  // output channels; slots for the rest
     const std::int64_t slot = pr.panel * kPanelWidth;
     const std::size_t element = element_size(problem_.desc().output_dtype);
-    const avx512_vnni::TileOutput out{
+    const TileOutput out{
         acc,
         rows,
         pr.channels,
@@ -630,7 +747,7 @@ class Avx512VnniKernel final : public PreparedKernel {
       epilogue_(out, pr.stage);
       return;
     }
-    avx512_vnni::correct_tile(out);
+    kernels_.correct_tile(out);
     // No vector form for this (scheme, dtype): the scalar output stage, element by element.
     auto* o = static_cast<std::int32_t*>(out.output);
     for (int i = 0; i < rows; ++i) {
@@ -647,12 +764,21 @@ class Avx512VnniKernel final : public PreparedKernel {
   static constexpr int kMaxAmxRows = kMaxAmxBlock;
 
  private:
+  std::int64_t flat_chunk() const { return kFlatChunkTiles * max_rows_; }
+
+  const KernelSet& kernels_;
+  int max_rows_;
   std::int32_t shift_ = 0;  // w' = w − shift_
   Problem problem_;
   Path path_ = Path::rows;
   bool flip_input_ = false;
   bool transposed_ = false;
   std::int64_t stride_h_ = 1, stride_w_ = 1;  // the tiles' strides (1 for a spread-out input)
+  bool depthwise_ = false;
+  AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64] (preparation only)
+  AlignedVector<std::int16_t> depthwise_pairs_;    // per pattern: [block][pair][64][2]
+  std::vector<std::int64_t> pattern_pair_offsets_;
+  std::vector<std::byte> depthwise_canonical_;  // an s8 input, run as u8 from a copy
   bool needs_window_sums_ = false;
   bool amx_ = false;
   bool padded_copy_ = false;
@@ -664,6 +790,9 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::int64_t tap_bytes_ = 0, steps_ = 0, taps_ = 0;
   std::int64_t panels_ = 0, padded_channels_ = 0;
   std::int64_t groups_ = 1, group_in_ = 0, group_out_ = 0, panels_per_group_ = 0;
+  // Groups side by side in one panel (grouped tiles), or 1: each group has panels of its own.
+  std::int64_t groups_per_panel_ = 1;
+  AlignedVector<std::int32_t> lane_dwords_ = AlignedVector<std::int32_t>(kPanelWidth, 0);
   std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
   std::vector<std::int64_t> panel_channels_;  // each panel's first output channel
   AlignedVector<std::int8_t> packed_;
@@ -679,35 +808,40 @@ class Avx512VnniKernel final : public PreparedKernel {
   std::vector<std::pair<std::int32_t, std::int32_t>> pattern_taps_;  // (first, count)
   std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
-  avx512_vnni::EpilogueKernel epilogue_ = nullptr;
+  EpilogueKernel epilogue_ = nullptr;
 };
 
-class Avx512VnniEngine : public Engine {
+class GemmEngine final : public Engine {
  public:
-  std::string_view name() const override { return "avx512_vnni"; }
+  GemmEngine(std::string name, CpuFeatures required, const KernelSet& kernels, bool amx)
+      : name_(std::move(name)), required_(required), kernels_(kernels), amx_(amx) {}
+
+  std::string_view name() const override { return name_; }
 
   std::string unsupported_reason(const Problem& problem) const override {
     const CpuFeatures missing = required_cpu_features() & ~host_cpu_features();
     if (missing != 0) return "this CPU lacks " + to_string_features(missing);
-    if (amx() && !avx512_vnni::amx_available()) {
+    if (amx_ && (kernels_.amx_available == nullptr || !kernels_.amx_available())) {
       return "the operating system does not grant this process the AMX tile state";
     }
     const auto& d = problem.desc();
-    if (avx512_vnni::depthwise_takes(problem)) return {};  // depthwise_plan.cpp
 
     // The plan keeps a tile list per output row and column: bounded, so that a valid but absurd
     // geometry (a file may describe one) cannot make preparation allocate gigabytes.
     if (problem.out_height() > kMaxOutputExtent || problem.out_width() > kMaxOutputExtent) {
       return "an output taller or wider than " + std::to_string(kMaxOutputExtent) + " pixels";
     }
-    if (d.kernel_h * d.kernel_w > Avx512VnniKernel::kMaxTaps) {
-      return "more than " + std::to_string(Avx512VnniKernel::kMaxTaps) + " kernel taps";
+    if (d.kernel_h * d.kernel_w > GemmKernel::kMaxTaps) {
+      return "more than " + std::to_string(GemmKernel::kMaxTaps) + " kernel taps";
     }
     if (d.in_channels < kIm2colBelowChannels && d.kernel_h * d.kernel_w > 1 &&
-        !Avx512VnniKernel::im2col_fits(d.in_channels * d.kernel_h * d.kernel_w)) {
+        !GemmKernel::im2col_fits(d.in_channels * d.kernel_h * d.kernel_w)) {
       return "a window of C_in*kh*kw over 1024 bytes with fewer than 8 input channels";
     }
-    const std::int64_t entries = Avx512VnniKernel::pattern_entries(problem);
+    if (kernels_.depthwise_tile == nullptr && GemmKernel::depthwise(problem)) {
+      return "depthwise convolution: this engine has no depthwise kernel";
+    }
+    const std::int64_t entries = GemmKernel::pattern_entries(problem);
     // Preparation sums each pattern's taps per channel: bound that work too.
     if (entries > kMaxPatternEntries || entries * d.kernel_h * d.kernel_w > kMaxPatternWork) {
       return "too many distinct padding patterns";
@@ -717,49 +851,29 @@ class Avx512VnniEngine : public Engine {
 
   std::unique_ptr<PreparedKernel> prepare(const Problem& problem,
                                           const CanonicalWeights& weights) const override {
-    if (avx512_vnni::depthwise_takes(problem)) {
-      return avx512_vnni::make_depthwise_kernel(problem, weights);
-    }
-    return std::make_unique<Avx512VnniKernel>(problem, weights, amx());
+    return std::make_unique<GemmKernel>(problem, weights, kernels_, amx_);
   }
   std::unique_ptr<PreparedKernel> unpack(const Problem& problem,
                                          std::span<const std::byte> packed) const override {
     // The file holds the canonical weights: packing is deterministic and fast, so a loaded plan
     // packs again and never trusts a layout from a file.
-    const CanonicalWeights weights =
-        CanonicalWeights::from_bytes(problem, packed, "packed_weights");
-    if (avx512_vnni::depthwise_takes(problem)) {
-      return avx512_vnni::make_depthwise_kernel(problem, weights);
-    }
-    return std::make_unique<Avx512VnniKernel>(problem, weights, amx());
+    return std::make_unique<GemmKernel>(
+        problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"), kernels_, amx_);
   }
-  CpuFeatures required_cpu_features() const override { return kRequired; }
+  CpuFeatures required_cpu_features() const override { return required_; }
 
- protected:
-  virtual bool amx() const { return false; }
-};
-
-// The same engine with AMX blocks (Intel Sapphire Rapids and later): the tiles multiply 16 x 16 x
-// 64 at once, 8 times the multiply-adds per cycle of vpdpbusd.
-class Avx512AmxEngine final : public Avx512VnniEngine {
- public:
-  std::string_view name() const override { return "avx512_amx"; }
-  CpuFeatures required_cpu_features() const override { return kRequired | kAmxTile | kAmxInt8; }
-
- protected:
-  bool amx() const override { return true; }
+ private:
+  std::string name_;
+  CpuFeatures required_;
+  const KernelSet& kernels_;
+  bool amx_;
 };
 
 }  // namespace
 
-const Engine& avx512_vnni_engine() {
-  static const Avx512VnniEngine engine;
-  return engine;
+std::unique_ptr<Engine> make_engine(std::string name, CpuFeatures required,
+                                    const KernelSet& kernels, bool amx) {
+  return std::make_unique<GemmEngine>(std::move(name), required, kernels, amx);
 }
 
-const Engine& avx512_amx_engine() {
-  static const Avx512AmxEngine engine;
-  return engine;
-}
-
-}  // namespace qconv::detail
+}  // namespace qconv::detail::gemm

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// The interface between the ISA-neutral GEMM planner (gemm_engine.cpp) and one instruction set's
+// micro-kernels: the argument structs the kernels take, and a KernelSet — a table of function
+// pointers plus the register tile's constants — that the planner calls through. The planner plans
+// every layer class (paths flat / rows / im2col, padding patterns, groups, transposed, NCHW), packs
+// the weights and walks the tiles; a KernelSet only multiplies, gathers and writes outputs.
+//
+// How a new ISA plugs in (NEON, SVE, another x86 width):
+//  1. Write its kernels in files of their own, built with that ISA's flags (CMakeLists.txt), in a
+//     namespace of their own, taking the structs below. They use no standard-library templates:
+//     an inline function instantiated there would be compiled for that ISA and could be the copy
+//     the linker keeps for every caller, on any CPU.
+//  2. In a file built for the baseline ISA, define `const gemm::KernelSet& <isa>_kernel_set()`
+//     filling the table (see src/engines/x64/avx512_vnni/kernel_set.cpp). Pointers it lacks stay
+//     null: no depthwise tile → the engine declines depthwise problems; no epilogue for a scheme →
+//     the scalar output stage (OutputStage::apply) runs; no AMX → no blocks above max_rows.
+//  3. Make an engine of it with gemm::make_engine(name, features, kernel set) and list it in
+//     detail::all_engines() (src/engines/registry.cpp), fastest first. The conformance suite then
+//     runs it against the reference engine.
+//
+// The packed weights are common to every kernel set: panels of up to 64 output channels of one
+// group, [tap][K step][panel lanes][4 bytes], a panel's lanes being 16, 32, 48 or 64 ("vectors"
+// of 16 lanes), weights s8 (u8 weights stored as w − 128). A kernel narrower than 64 lanes walks a
+// panel as 16-lane sub-panels: sub-panel j's part of a step is the 64 bytes at j * 64.
+// Accumulators are always [rows][64] s32, lane l of sub-panel j at j * 16 + l.
+#pragma once
+
+#include <cstdint>
+
+#include "qconv/scheme.hpp"
+#include "qconv/types.hpp"
+
+namespace qconv::detail::gemm {
+
+// Output channels per weight panel.
+inline constexpr int kPanelWidth = 64;
+// The most rows any register tile has (a KernelSet's max_rows is at most this).
+inline constexpr int kMaxTileRows = 8;
+
+// One register tile: `rows` output pixels (at a constant byte stride in the input) times one panel
+// of weights, summed over a list of taps. For each tap, every row reads `steps` 4-byte groups of
+// input channels and the tap's weight block, laid out [step][panel_width][4] (input·weight byte
+// pairs, as vpdpbusd or sdot take them).
+struct GemmTile {
+  const std::uint8_t* input;        // the input tensor's bytes
+  std::int64_t first_row;           // byte offset of row 0's window origin in `input`
+  std::int64_t row_stride;          // bytes from one row's window origin to the next
+  const std::int64_t* row_offsets;  // or, when not null: row i's origin is first_row + this[i]
+  const std::int64_t* tap_offsets;  // per tap: byte offset from a window origin to the tap's pixel
+  const std::int64_t* tap_steps;  // per tap: its first K step in the panel (times the step's bytes)
+  std::int32_t taps;
+  std::int32_t steps;     // ceil(channels / 4)
+  std::int32_t channels;  // input bytes a tap reads per row (the last step masks the rest)
+  std::int32_t vectors;   // panel width / 16 (1 to 4)
+  const std::int8_t* weights;
+  // The sums start at −input_zero_point · zero_point_sums[c] (the exact sum's constant term,
+  // gemm_engine.cpp), or at 0 when zero_point_sums is null.
+  const std::int32_t* zero_point_sums;  // of the panel's channels
+  std::int32_t input_zero_point;
+  std::int32_t* acc;          // out: [rows][64] s32 sums
+  std::int32_t* window_sums;  // out: per row, sum of the input values read; null when not needed
+};
+// The input's signedness is the KernelSet's (u8_input; the planner copies an input of the other
+// kind with its sign bit flipped) and the weights are s8 (u8 weights are packed as w − 128).
+using GemmTileKernel = void (*)(const GemmTile&);
+
+// A grouped-convolution tile whose panel holds several groups side by side (gemm_engine.cpp:
+// groups_per_panel): lane l of the panel multiplies its own group's input channels, which start
+// at dword lane_dwords[l] of the panel's input channels (the tile's input origin), so each row's
+// input is read once per K step and spread to the lanes. `gemm.channels` is a group's input
+// channels (a multiple of 4) and `gemm.steps` its K steps.
+struct GroupedTile {
+  GemmTile gemm;                    // its window_sums unused: see zero_points
+  const std::int32_t* lane_dwords;  // [64]
+  std::int32_t span;                // bytes of input channels of all the panel's groups (<= 64)
+  // zw' per lane: with window sums the tile takes zw'·Σx of each lane's own window off itself.
+  const std::int32_t* zero_points;
+};
+using GroupedTileKernel = void (*)(const GroupedTile&);
+
+// AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 output channels, from the
+// same packed panels (a panel's 16 steps of 64 lanes x 4 bytes are exactly a 16 x 64-byte B tile,
+// at a stride of 256 bytes) and rows of an input whose channels are a multiple of 64.
+struct AmxBlock {
+  const std::uint8_t* input;
+  std::int64_t first_row;   // byte offset of row 0's window origin
+  std::int64_t row_stride;  // bytes between consecutive rows' origins
+  const std::int64_t* tap_offsets;
+  const std::int64_t* tap_steps;  // per tap: its first K step in a full (64-lane) panel
+  std::int32_t taps;
+  std::int32_t chunks;  // channels / 64
+  std::int32_t rows;    // 1 to 32
+  const std::int8_t* weights;
+  const std::int32_t* zero_point_sums;  // as GemmTile
+  std::int32_t input_zero_point;
+  std::int32_t* acc;          // out: [rows][64]
+  std::int32_t* window_sums;  // out: per row, or null
+};
+
+// Depthwise (one input channel per output channel): `rows` pixels x up to 64 channels, the sum
+// (x − zx)·(w − zw) over the listed taps in s32, exact (a padded tap is simply not listed).
+struct DepthwiseTile {
+  const std::uint8_t* input;
+  std::int64_t first_row;           // byte offset of row 0's window origin, at the first channel
+  std::int64_t row_stride;          // bytes between consecutive rows' origins
+  const std::int64_t* tap_offsets;  // per tap: bytes from a window origin to its pixel
+  std::int32_t taps;
+  std::int32_t channels;  // 1 to 64
+  std::int32_t rows;      // 1 to the kernel set's max_rows
+  // w − zw as 16-bit pairs of consecutive listed taps (the last of an odd list paired with 0):
+  // [pair][64 channels][2].
+  const std::int16_t* weights;
+  std::int32_t zero_point;  // zx
+  std::int32_t* acc;        // out: [rows][64]
+};
+
+// im2col of one tile: output pixels (n, y, x .. x + rows) as rows of `row_bytes` bytes holding
+// their windows in (r, s, c) order, padding filled with the input zero point, the rest of each row
+// (up to a multiple of 4) with zeros. Nothing outside the input is read. `out` needs 64 bytes of
+// slack after the last row (whole-vector stores).
+struct WindowGather {
+  const std::uint8_t* input;
+  std::uint8_t* out;
+  std::int64_t row_bytes;  // a multiple of 4, at least kernel_h * kernel_w * channels
+  std::int64_t n, y, x;
+  std::int32_t rows;
+  std::int64_t channels, in_height, in_width;
+  std::int64_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+  std::uint8_t zero_point;
+};
+
+// The output stage as the kernels read it (VectorConstants, as plain pointers: stage_view.hpp).
+struct StageView {
+  const std::int32_t* bias_s32;
+  const float* bias_f32;
+  const float* scale_f32;
+  const std::int32_t* q31;
+  const std::int32_t* shift_left;
+  const std::int32_t* shift_right;
+  const std::int32_t* round_down;
+  std::int64_t channel_step;
+  std::int32_t zero_point;
+  std::int32_t lo;
+  std::int32_t hi;
+  bool round_upward;  // tvm_f32
+};
+
+// The accumulators of one tile, corrected for zero points and signedness, then through the output
+// stage into the output tensor.
+struct TileOutput {
+  std::int32_t* acc;  // [rows][64], corrected in place
+  std::int32_t rows;
+  std::int32_t channels;  // valid output channels of this panel (1 to 64)
+  std::int64_t channel;   // the panel's first output channel
+  // acc -= weight_zero_point[c] * window_sums[row] when both are given.
+  const std::int32_t* window_sums;
+  const std::int32_t* weight_zero_points;  // of the panel's channels
+  bool uniform_weight_zero_point;          // every channel's is weight_zero_points[0]
+  void* output;                            // the tile's first pixel, the panel's first channel
+  std::int64_t output_row_stride;          // elements from one row's pixel to the next
+};
+// Writes a corrected tile through the output stage; null for a (scheme, output dtype) pair that has
+// no vector form (the engine then applies the scalar stage).
+using EpilogueKernel = void (*)(const TileOutput&, const StageView&);
+
+// One instruction set's kernels and register tile, as the planner calls them.
+struct KernelSet {
+  const char* name;  // e.g. "avx2_vnni", for describe()
+  const char* tile;  // the register tile, e.g. "6x16 ymm", for describe()
+  int max_rows;      // output pixels per register tile: 1 to kMaxTileRows
+  // The input the GEMM kernels take: u8 (vpdpbusd: u8·s8) or s8 (sdot: s8·s8). Window sums and
+  // the input zero point are then of that signedness.
+  bool u8_input;
+  GemmTileKernel (*gemm_tile)(int rows, int vectors);  // rows 1..max_rows, vectors 1..4
+  void (*gather_windows)(const WindowGather&);
+  void (*correct_tile)(const TileOutput&);  // the zero-point corrections alone
+  EpilogueKernel (*epilogue)(SchemeKind scheme, DType output_dtype);
+  // Optional (null when the ISA has none).
+  void (*depthwise_tile)(const DepthwiseTile&);
+  bool (*amx_available)();  // asks the OS once for the tile state (Linux: arch_prctl)
+  void (*amx_begin)();      // before a thread's first block of a run
+  void (*amx_end)();        // after its last: releases the tiles
+  void (*amx_block)(const AmxBlock&);
+  // Grouped tiles for groups narrower than a panel (null: each group has panels of its own).
+  GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums);
+};
+
+}  // namespace qconv::detail::gemm

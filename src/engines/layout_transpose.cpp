@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engines/layout_transpose.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__)
+#include "core/cpu_features.hpp"
+#include "engines/x64/avx512_vnni/transpose_kernels.hpp"
+#endif
+
+namespace qconv::detail {
+namespace {
+
+constexpr std::int64_t kBlock = 16;
+
+// The scalar transpose of the [row_begin, row_end) x [col_begin, col_end) part.
+template <typename T>
+void transpose_part(const T* in, std::int64_t in_stride, T* out, std::int64_t out_stride,
+                    std::int64_t row_begin, std::int64_t row_end, std::int64_t col_begin,
+                    std::int64_t col_end) {
+  for (std::int64_t c = col_begin; c < col_end; ++c) {
+    for (std::int64_t r = row_begin; r < row_end; ++r) {
+      out[c * out_stride + r] = in[r * in_stride + c];
+    }
+  }
+}
+
+#if defined(__SSE2__)
+// One 16 x 16 block: four rounds of interleaving, each doubling the run of values that belong to
+// one column (1, 2, 4, 8 rows, then all 16).
+void transpose_16x16(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                     std::int64_t out_stride) {
+  __m128i a[16], b[16];
+  for (int i = 0; i < 16; ++i) {
+    a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * in_stride));
+  }
+  // b[2i]: 16-bit values (rows 2i, 2i+1) of columns 0-7; b[2i+1]: of columns 8-15.
+  for (int i = 0; i < 8; ++i) {
+    b[2 * i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+    b[2 * i + 1] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+  }
+  // a[4g + q]: 32-bit values (rows 4g..4g+3) of columns 4q..4q+3.
+  for (int g = 0; g < 4; ++g) {
+    for (int h = 0; h < 2; ++h) {  // h: columns 0-7 or 8-15
+      const __m128i lo = b[4 * g + h], hi = b[4 * g + 2 + h];
+      a[4 * g + 2 * h] = _mm_unpacklo_epi16(lo, hi);
+      a[4 * g + 2 * h + 1] = _mm_unpackhi_epi16(lo, hi);
+    }
+  }
+  // b[8e + 2q + k]: 64-bit values (rows 8e..8e+7) of columns 4q + 2k and 4q + 2k + 1.
+  for (int e = 0; e < 2; ++e) {
+    for (int q = 0; q < 4; ++q) {
+      const __m128i lo = a[8 * e + q], hi = a[8 * e + 4 + q];
+      b[8 * e + 2 * q] = _mm_unpacklo_epi32(lo, hi);
+      b[8 * e + 2 * q + 1] = _mm_unpackhi_epi32(lo, hi);
+    }
+  }
+  // Column 2m and 2m + 1: rows 0-7 from b[m], rows 8-15 from b[8 + m].
+  for (int m = 0; m < 8; ++m) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (2 * m) * out_stride),
+                     _mm_unpacklo_epi64(b[m], b[8 + m]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (2 * m + 1) * out_stride),
+                     _mm_unpackhi_epi64(b[m], b[8 + m]));
+  }
+}
+
+// Rows [first, rows), fewer than 16, of the 16 columns from c: through a 16 x 16 block in a
+// local buffer (the rows past the end read as zeros), so that a 3-channel NCHW image is not
+// transposed a byte at a time.
+void transpose_last_rows(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                         std::int64_t out_stride, std::int64_t first, std::int64_t rows,
+                         std::int64_t c) {
+  alignas(16) std::uint8_t block[16 * 16] = {}, transposed[16 * 16];
+  const std::int64_t count = rows - first;
+  for (std::int64_t r = 0; r < count; ++r)
+    std::memcpy(block + 16 * r, in + (first + r) * in_stride + c, 16);
+  transpose_16x16(block, 16, transposed, 16);
+  for (std::int64_t j = 0; j < 16; ++j) {
+    std::memcpy(out + (c + j) * out_stride + first, transposed + 16 * j,
+                static_cast<std::size_t>(count));
+  }
+}
+#endif
+
+}  // namespace
+
+void transpose_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                     std::int64_t out_stride, std::int64_t rows, std::int64_t cols) {
+#if defined(__SSE2__)
+  const std::int64_t full_rows = rows / kBlock * kBlock, full_cols = cols / kBlock * kBlock;
+  std::int64_t c = 0;
+#if defined(__x86_64__)
+  // 64 columns at a time where the CPU has AVX-512 BW (a quarter of the shuffles).
+  static const bool avx512 = (host_cpu_features() & kAvx512bw) != 0;
+  if (avx512) {
+    for (; c + 4 * kBlock <= cols; c += 4 * kBlock) {
+      for (std::int64_t r = 0; r < full_rows; r += kBlock) {
+        avx512_vnni::transpose_16x64_bytes(in + r * in_stride + c, in_stride,
+                                           out + c * out_stride + r, out_stride);
+      }
+      for (std::int64_t j = c; j < c + 4 * kBlock && full_rows < rows; j += kBlock) {
+        transpose_last_rows(in, in_stride, out, out_stride, full_rows, rows, j);
+      }
+    }
+  }
+#endif
+  // Columns outermost: the 16 output rows of a column block are written whole before the next
+  // block, and the input lines the next block reads are still in L1.
+  for (; c < full_cols; c += kBlock) {
+    for (std::int64_t r = 0; r < full_rows; r += kBlock) {
+      transpose_16x16(in + r * in_stride + c, in_stride, out + c * out_stride + r, out_stride);
+    }
+    if (full_rows < rows) transpose_last_rows(in, in_stride, out, out_stride, full_rows, rows, c);
+  }
+  transpose_part(in, in_stride, out, out_stride, 0, rows, full_cols, cols);
+#else
+  for (std::int64_t c = 0; c < cols; c += kBlock) {
+    transpose_part(in, in_stride, out, out_stride, 0, rows, c, std::min(cols, c + kBlock));
+  }
+#endif
+}
+
+void transpose_values(const void* in, std::int64_t in_stride, void* out, std::int64_t out_stride,
+                      std::int64_t rows, std::int64_t cols, std::size_t element) {
+  const auto blocked = [&](const auto* from, auto* to) {
+    for (std::int64_t c = 0; c < cols; c += kBlock) {
+      transpose_part(from, in_stride, to, out_stride, 0, rows, c, std::min(cols, c + kBlock));
+    }
+  };
+  switch (element) {
+    case 1:
+      transpose_bytes(static_cast<const std::uint8_t*>(in), in_stride,
+                      static_cast<std::uint8_t*>(out), out_stride, rows, cols);
+      return;
+    case 2:
+      blocked(static_cast<const std::uint16_t*>(in), static_cast<std::uint16_t*>(out));
+      return;
+    case 4:
+      blocked(static_cast<const std::uint32_t*>(in), static_cast<std::uint32_t*>(out));
+      return;
+    default:
+      blocked(static_cast<const std::uint64_t*>(in), static_cast<std::uint64_t*>(out));
+      return;
+  }
+}
+
+}  // namespace qconv::detail

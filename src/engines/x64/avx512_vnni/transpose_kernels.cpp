@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// Built with AVX-512 flags; see transpose_kernels.hpp.
+#include "engines/x64/avx512_vnni/transpose_kernels.hpp"
+
+// GCC 12 warns falsely about the undefined upper lanes its own headers use (_mm_undefined_si128).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+namespace qconv::detail::avx512_vnni {
+
+void transpose_16x64_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                           std::int64_t out_stride) {
+  // The interleaving rounds of the 16 x 16 SSE2 block (layout_transpose.cpp), on 64-byte rows:
+  // the unpack instructions work within 128-bit lanes, so lane L transposes columns 16L..16L+15.
+  __m512i a[16], b[16];
+  for (int i = 0; i < 16; ++i) a[i] = _mm512_loadu_si512(in + i * in_stride);
+  for (int i = 0; i < 8; ++i) {
+    b[2 * i] = _mm512_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+    b[2 * i + 1] = _mm512_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+  }
+  for (int g = 0; g < 4; ++g) {
+    for (int h = 0; h < 2; ++h) {
+      const __m512i lo = b[4 * g + h], hi = b[4 * g + 2 + h];
+      a[4 * g + 2 * h] = _mm512_unpacklo_epi16(lo, hi);
+      a[4 * g + 2 * h + 1] = _mm512_unpackhi_epi16(lo, hi);
+    }
+  }
+  for (int e = 0; e < 2; ++e) {
+    for (int q = 0; q < 4; ++q) {
+      const __m512i lo = a[8 * e + q], hi = a[8 * e + 4 + q];
+      b[8 * e + 2 * q] = _mm512_unpacklo_epi32(lo, hi);
+      b[8 * e + 2 * q + 1] = _mm512_unpackhi_epi32(lo, hi);
+    }
+  }
+  // Lane L of the vector for column j of a block is column 16L + j; storing a lane is a store
+  // (vextracti32x4 to memory), not a shuffle.
+  for (int m = 0; m < 8; ++m) {
+    const __m512i even = _mm512_unpacklo_epi64(b[m], b[8 + m]);
+    const __m512i odd = _mm512_unpackhi_epi64(b[m], b[8 + m]);
+    std::uint8_t* column = out + (2 * m) * out_stride;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(column), _mm512_castsi512_si128(even));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(column + out_stride), _mm512_castsi512_si128(odd));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 16 * out_stride),
+                     _mm512_extracti32x4_epi32(even, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 17 * out_stride),
+                     _mm512_extracti32x4_epi32(odd, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 32 * out_stride),
+                     _mm512_extracti32x4_epi32(even, 2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 33 * out_stride),
+                     _mm512_extracti32x4_epi32(odd, 2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 48 * out_stride),
+                     _mm512_extracti32x4_epi32(even, 3));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 49 * out_stride),
+                     _mm512_extracti32x4_epi32(odd, 3));
+  }
+}
+
+}  // namespace qconv::detail::avx512_vnni

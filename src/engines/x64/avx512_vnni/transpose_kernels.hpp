@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+// The AVX-512 block of the activation transposes (engines/layout_transpose.cpp calls it on a CPU
+// with AVX-512 BW): four 16 x 16 byte blocks side by side, one in each 128-bit lane.
+#pragma once
+
+#include <cstdint>
+
+namespace qconv::detail::avx512_vnni {
+
+// out[c·out_stride + r] = in[r·in_stride + c] for r < 16, c < 64.
+void transpose_16x64_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                           std::int64_t out_stride);
+
+}  // namespace qconv::detail::avx512_vnni

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// The NCHW <-> NHWC transposes against the definition, on shapes around the 16 x 16 blocks (tails
+// of rows and of columns, strides wider than the matrix) and for every value size.
+#include "engines/layout_transpose.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace qconv::detail {
+namespace {
+
+// Bytes of value (r, c) for a matrix of `element`-byte values: distinct for every (r, c, byte).
+std::vector<std::uint8_t> pattern(std::int64_t rows, std::int64_t stride, std::size_t element,
+                                  std::mt19937& rng) {
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(rows * stride) * element);
+  for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+  return bytes;
+}
+
+TEST(LayoutTranspose, EveryShapeAroundTheBlocksAndEveryValueSize) {
+  std::mt19937 rng(2026);
+  for (std::size_t element : {1u, 2u, 4u, 8u}) {
+    for (std::int64_t rows : {0, 1, 3, 15, 16, 17, 32, 47, 64}) {
+      for (std::int64_t cols : {0, 1, 5, 16, 31, 33, 48, 70}) {
+        const std::int64_t in_stride = cols + (rows % 3), out_stride = rows + (cols % 5);
+        const std::vector<std::uint8_t> in = pattern(rows, in_stride, element, rng);
+        // Bytes the transpose must not touch (the stride's slack) keep this value.
+        std::vector<std::uint8_t> out(static_cast<std::size_t>(cols * out_stride) * element, 0xa5);
+        std::vector<std::uint8_t> want = out;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          for (std::int64_t c = 0; c < cols; ++c) {
+            std::memcpy(&want[static_cast<std::size_t>(c * out_stride + r) * element],
+                        &in[static_cast<std::size_t>(r * in_stride + c) * element], element);
+          }
+        }
+        transpose_values(in.data(), in_stride, out.data(), out_stride, rows, cols, element);
+        ASSERT_EQ(out, want) << rows << " x " << cols << " values of " << element << " bytes";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qconv::detail
