@@ -38,11 +38,15 @@ inline __m512i channel_order() {
 // The bytes of one input column of one row, in channel_order: `width` channels (m = 1), or the span
 // of input channels widened to one byte per output lane (m ≥ 2: vpermw on 16-bit copies picks
 // each lane's input byte, vpmovwb narrows back).
-template <int kWidth, bool kExpand, bool kFlip>
+// kFull: 64 channels, all in the block: a plain load, which vpermd takes as its memory operand (a
+// masked load costs a shuffle-port uop besides).
+template <int kWidth, bool kExpand, bool kFlip, bool kFull>
 inline __m512i load_row(const std::uint8_t* at, __mmask64 mask, __m512i expand_low,
                         __m512i expand_high, __m512i order) {
   __m512i v;
-  if constexpr (!kExpand) {
+  if constexpr (kFull) {
+    v = _mm512_loadu_si512(at);
+  } else if constexpr (!kExpand) {
     v = _mm512_maskz_loadu_epi8(mask, at);
   } else {
     const __m512i words =
@@ -77,7 +81,7 @@ inline void store_column(std::uint8_t* out, __m512i q0, __m512i q1, __m512i q2, 
   }
 }
 
-template <int kWidth, bool kExpand, bool kFlip>
+template <int kWidth, bool kExpand, bool kFlip, bool kFull>
 void build_columns(const DepthwiseColumns& c) {
   constexpr int kColumnBytes = 4 * kWidth;
   const __m512i fill = _mm512_set1_epi8(static_cast<char>(c.zero_point));
@@ -107,8 +111,8 @@ void build_columns(const DepthwiseColumns& c) {
     const std::int64_t step = c.pixel_bytes;
     // A null row (padding, or past the kernel's rows) is the zero point: a predictable branch.
     const auto load = [&](int i, std::int32_t j) {
-      return row[i] != nullptr ? load_row<kWidth, kExpand, kFlip>(row[i] + j * step, mask,
-                                                                  expand_low, expand_high, order)
+      return row[i] != nullptr ? load_row<kWidth, kExpand, kFlip, kFull>(
+                                     row[i] + j * step, mask, expand_low, expand_high, order)
                                : fill;
     };
     for (std::int32_t j = left; j < right; ++j) {
@@ -128,8 +132,13 @@ void build_columns(const DepthwiseColumns& c) {
 
 template <int kWidth, bool kExpand>
 void build_columns_for(const DepthwiseColumns& c) {
-  if (c.flip) return build_columns<kWidth, kExpand, true>(c);
-  build_columns<kWidth, kExpand, false>(c);
+  const bool full = kWidth == 64 && !kExpand && c.input_bytes == 64;
+  if (full) {
+    if (c.flip) return build_columns<kWidth, kExpand, true, true>(c);
+    return build_columns<kWidth, kExpand, false, true>(c);
+  }
+  if (c.flip) return build_columns<kWidth, kExpand, true, false>(c);
+  build_columns<kWidth, kExpand, false, false>(c);
 }
 
 // kTaps: the column taps per group when fixed at compile time (3: a 3x3 kernel), else 0.

@@ -250,7 +250,12 @@ inline __m512i pack_bytes(const __m512i (&r)[4]) {
 // `kVectors` vectors of 16 channels: a compile-time count, so that the per-vector constants and
 // results stay in registers.
 template <SchemeKind K, DType D, int kVectors>
-void epilogue_vectors(const TileOutput& t, const StageView& s) {
+void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
+  // Local copies whose addresses never escape: the byte stores below may alias anything in
+  // memory, so fields read through the references would be loaded again (and the float bounds
+  // converted again) for every vector of every row.
+  const TileOutput t = tile;
+  const StageView s = stage;
   const bool saturated_low =
       D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
   Lanes at[kVectors];
