@@ -81,7 +81,12 @@ struct ColumnPhase {
 
 // Everything about rows and columns that does not depend on the weights.
 struct Geometry {
-  std::vector<std::vector<std::int32_t>> row_phases;  // per row phase: its kernel rows
+  // Per row phase, its kernel rows: one per group slot, −1 for a slot of weight 0.
+  std::vector<std::vector<std::int32_t>> row_phases;
+  // A stride-1 convolution with 3 kernel rows runs output rows in pairs: the interleaved columns
+  // of input rows y − pad_top .. + 3 serve row y (kernel rows in slots 0-2, row phase 0) and row
+  // y + 1 (slots 1-3, row phase 1), so each column is built once for two output rows.
+  bool row_pairs = false;
   std::vector<ColumnPhase> column_phases;
   std::int64_t first_column = 0;  // input column of buffer column 0
   std::int64_t max_groups = 0;
@@ -93,6 +98,9 @@ struct Geometry {
     if (!transposed) {
       row_phases.emplace_back();
       for (std::int32_t r = 0; r < d.kernel_h; ++r) row_phases[0].push_back(r);
+      row_pairs =
+          d.kernel_h == 3 && d.stride_h == 1 && d.dilation_h == 1 && problem.out_height() > 1;
+      if (row_pairs) row_phases.push_back({-1, 0, 1, 2});
       ColumnPhase c;
       c.pixels = out_w;
       c.step = static_cast<std::int32_t>(d.stride_w);
@@ -228,16 +236,20 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     const auto zx = static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0));
     const auto blocks = static_cast<std::int64_t>(blocks_.size());
-    parallel_for(
-        call.threads, call.batch * out_h_ * blocks, [&](std::int64_t begin, std::int64_t end) {
-          std::uint8_t* scratch = thread_scratch(static_cast<std::size_t>(scratch_bytes_), 0);
-          for (std::int64_t task = begin; task < end; ++task) {
-            const std::int64_t row = task / blocks;
-            run_row(call, static_cast<const std::uint8_t*>(input), output, stage, zx, row / out_h_,
-                    row % out_h_, blocks_[static_cast<std::size_t>(task % blocks)],
-                    static_cast<std::size_t>(task % blocks), scratch);
-          }
-        });
+    const std::int64_t rows_per_task = geometry_.row_pairs ? 2 : 1;
+    const std::int64_t tasks_per_image = (out_h_ + rows_per_task - 1) / rows_per_task;
+    parallel_for(call.threads, call.batch * tasks_per_image * blocks,
+                 [&](std::int64_t begin, std::int64_t end) {
+                   std::uint8_t* scratch =
+                       thread_scratch(static_cast<std::size_t>(scratch_bytes_), 0);
+                   for (std::int64_t task = begin; task < end; ++task) {
+                     const std::int64_t row = task / blocks;
+                     run_row(call, static_cast<const std::uint8_t*>(input), output, stage, zx,
+                             row / tasks_per_image, (row % tasks_per_image) * rows_per_task,
+                             blocks_[static_cast<std::size_t>(task % blocks)],
+                             static_cast<std::size_t>(task % blocks), scratch);
+                   }
+                 });
     if (nchw_output) {
       nchw_from_nhwc(output, call.output, call.batch, out_channels_, out_h_ * out_w_, element,
                      call.threads);
@@ -313,6 +325,7 @@ class DepthwiseKernel final : public PreparedKernel {
             const std::int32_t zw = problem.weight_zero_point(o);
             std::uint32_t sum = 0;
             for (std::size_t i = 0; i < rows.size(); ++i) {
+              if (rows[i] < 0) continue;  // a slot of weight 0
               for (std::size_t s = 0; s < c.kernel_cols.size(); ++s) {
                 const std::int32_t value = weights.value(o, 0, rows[i], c.kernel_cols[s]) - zw;
                 sum += static_cast<std::uint32_t>(value);
@@ -337,7 +350,10 @@ class DepthwiseKernel final : public PreparedKernel {
     const auto& d = problem_.desc();
     const bool transposed = problem_.transposed();
     const std::size_t a = transposed ? static_cast<std::size_t>(y % d.stride_h) : 0;
-    const auto& kernel_rows = geometry_.row_phases[a];
+    const bool pairs = geometry_.row_pairs;
+    // With row pairs the columns hold input rows y − pad_top + i in slot i (row phase 1 of y + 1).
+    const auto& kernel_rows = geometry_.row_phases[pairs ? 1 : a];
+    const std::int64_t y_rows = pairs ? y + 1 : y;
     const auto groups = static_cast<std::int32_t>((kernel_rows.size() + 3) / 4);
     std::array<const std::uint8_t*, kMaxKernelRows> rows;  // NOLINT: the first groups · 4 set
     for (std::int32_t i = 0; i < groups * 4; ++i) {
@@ -345,7 +361,7 @@ class DepthwiseKernel final : public PreparedKernel {
       if (static_cast<std::size_t>(i) >= kernel_rows.size()) continue;
       const std::int64_t r = kernel_rows[static_cast<std::size_t>(i)];
       const std::int64_t iy = transposed ? floor_div(y + d.pad_top - r * d.dilation_h, d.stride_h)
-                                         : y * d.stride_h + r * d.dilation_h - d.pad_top;
+                                         : y_rows * d.stride_h + r * d.dilation_h - d.pad_top;
       if (iy < 0 || iy >= d.in_height) continue;
       rows[static_cast<std::size_t>(i)] =
           input + ((n * d.in_height + iy) * d.in_width) * in_channels_ + b.input_offset;
@@ -359,6 +375,18 @@ class DepthwiseKernel final : public PreparedKernel {
                          multiplier_ > 1 ? expand_.data() + block_index * 64 : nullptr, flip_input_,
                          zx, scratch});
     }
+    for (std::int64_t k = 0; k < (pairs ? 2 : 1) && y + k < out_h_; ++k) {
+      write_row(call, output, stage, zx, n, y + k, pairs ? static_cast<std::size_t>(k) : a, groups,
+                b, block_index, scratch, raw);
+    }
+  }
+
+  // Output row y of block b from the interleaved columns in `scratch`, with row phase a's weights.
+  void write_row(const RunContext& call, void* output, const StageView& stage, std::uint8_t zx,
+                 std::int64_t n, std::int64_t y, std::size_t a, std::int32_t groups, const Block& b,
+                 std::size_t block_index, const std::uint8_t* scratch, std::int32_t* raw) const {
+    const auto& d = problem_.desc();
+    const bool transposed = problem_.transposed();
     const std::size_t element = element_size(d.output_dtype);
     const std::int64_t out_stride = (transposed ? d.stride_w : 1) * out_channels_;
     for (std::size_t c = 0; c < geometry_.column_phases.size(); ++c) {

@@ -249,8 +249,10 @@ inline __m512i pack_bytes(const __m512i (&r)[4]) {
 
 // `kVectors` vectors of 16 channels: a compile-time count, so that the per-vector constants and
 // results stay in registers.
-template <SchemeKind K, DType D, int kVectors>
-void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
+// kWindow: the tile has window sums and weight zero points to correct with (a compile-time
+// branch: the row loop then has no per-vector tests).
+template <SchemeKind K, DType D, int kVectors, bool kWindow>
+void epilogue_rows(const TileOutput& tile, const StageView& stage) {
   // Local copies whose addresses never escape: the byte stores below may alias anything in
   // memory, so fields read through the references would be loaded again (and the float bounds
   // converted again) for every vector of every row.
@@ -267,10 +269,12 @@ void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
   }
   for (std::int32_t i = 0; i < t.rows; ++i) {
     __m512i r[4];
-    const __m512i row_term = _mm512_set1_epi32(Corrections::row_term(t, i));
+    const __m512i row_term =
+        kWindow ? _mm512_set1_epi32(Corrections::row_term(t, i)) : _mm512_setzero_si512();
 #pragma GCC unroll 4
     for (int j = 0; j < kVectors; ++j) {
-      const __m512i acc = fix[j].apply(_mm512_load_si512(t.acc + i * 64 + j * 16), t, i, row_term);
+      __m512i acc = _mm512_load_si512(t.acc + i * 64 + j * 16);
+      if constexpr (kWindow) acc = fix[j].apply(acc, t, i, row_term);
       r[j] = apply<K>(acc, at[j], s, saturated_low);
     }
     const std::int64_t row = i * t.output_row_stride;
@@ -296,6 +300,14 @@ void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
       }
     }
   }
+}
+
+template <SchemeKind K, DType D, int kVectors>
+void epilogue_vectors(const TileOutput& t, const StageView& s) {
+  if (t.window_sums != nullptr && t.weight_zero_points != nullptr) {
+    return epilogue_rows<K, D, kVectors, true>(t, s);
+  }
+  epilogue_rows<K, D, kVectors, false>(t, s);
 }
 
 template <SchemeKind K, DType D>
