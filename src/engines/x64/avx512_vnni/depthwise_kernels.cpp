@@ -130,6 +130,91 @@ void build_columns(const DepthwiseColumns& c) {
   }
 }
 
+// Blocks of 32 or 16 channels (m = 1) in ymm or xmm registers: 256- and 128-bit byte unpacks issue
+// on two ports where 512-bit ones have one, and half the lanes of a zmm would be wasted.
+template <typename V>
+struct Narrow;
+template <>
+struct Narrow<__m256i> {
+  static __m256i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
+    const __m256i v = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at))
+                           : _mm256_maskz_loadu_epi8(mask, at);
+    // Channel groups in the order of channel_order<32>: the unpacks then leave them in order.
+    return _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+  }
+  static __m256i fill(std::uint8_t v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+  static __m256i flip(__m256i v) { return _mm256_xor_si256(v, fill(0x80)); }
+  static __m256i lo8(__m256i a, __m256i b) { return _mm256_unpacklo_epi8(a, b); }
+  static __m256i hi8(__m256i a, __m256i b) { return _mm256_unpackhi_epi8(a, b); }
+  static __m256i lo16(__m256i a, __m256i b) { return _mm256_unpacklo_epi16(a, b); }
+  static __m256i hi16(__m256i a, __m256i b) { return _mm256_unpackhi_epi16(a, b); }
+  static void store(std::uint8_t* at, __m256i v) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(at), v);
+  }
+};
+template <>
+struct Narrow<__m128i> {
+  static __m128i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
+    return full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(at))
+                : _mm_maskz_loadu_epi8(static_cast<__mmask16>(mask), at);
+  }
+  static __m128i fill(std::uint8_t v) { return _mm_set1_epi8(static_cast<char>(v)); }
+  static __m128i flip(__m128i v) { return _mm_xor_si128(v, fill(0x80)); }
+  static __m128i lo8(__m128i a, __m128i b) { return _mm_unpacklo_epi8(a, b); }
+  static __m128i hi8(__m128i a, __m128i b) { return _mm_unpackhi_epi8(a, b); }
+  static __m128i lo16(__m128i a, __m128i b) { return _mm_unpacklo_epi16(a, b); }
+  static __m128i hi16(__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); }
+  static void store(std::uint8_t* at, __m128i v) {
+    _mm_store_si128(reinterpret_cast<__m128i*>(at), v);
+  }
+};
+
+template <typename V, bool kFlip>
+void build_narrow_columns(const DepthwiseColumns& c) {
+  using N = Narrow<V>;
+  constexpr int kBytes = static_cast<int>(sizeof(V));  // the block's width in channels
+  constexpr int kColumnBytes = 4 * kBytes;
+  const V fill = N::fill(c.zero_point);
+  const bool full = c.input_bytes >= kBytes;
+  const std::uint32_t mask = full ? ~std::uint32_t{0} : (std::uint32_t{1} << c.input_bytes) - 1;
+  const std::int64_t left64 = c.first_column < 0 ? -c.first_column : 0;
+  const std::int32_t left = left64 < c.columns ? static_cast<std::int32_t>(left64) : c.columns;
+  std::int64_t right64 = c.in_width - c.first_column;
+  if (right64 > c.columns) right64 = c.columns;
+  const std::int32_t right = right64 < left ? left : static_cast<std::int32_t>(right64);
+  const auto store = [&](std::uint8_t* at, V q0, V q1, V q2, V q3) {
+    N::store(at, q0);
+    N::store(at + kBytes, q1);
+    N::store(at + 2 * kBytes, q2);
+    N::store(at + 3 * kBytes, q3);
+  };
+  for (std::int32_t g = 0; g < c.groups; ++g) {
+    std::uint8_t* out = c.out + static_cast<std::int64_t>(g) * c.columns * kColumnBytes;
+    const std::uint8_t* row[4];
+    for (int i = 0; i < 4; ++i) {
+      const std::uint8_t* r = c.rows[g * 4 + i];
+      row[i] = r != nullptr ? r + c.first_column * c.pixel_bytes : nullptr;
+    }
+    for (std::int32_t j = 0; j < left; ++j) store(out + j * kColumnBytes, fill, fill, fill, fill);
+    const std::int64_t step = c.pixel_bytes;
+    const auto load = [&](int i, std::int32_t j) {
+      if (row[i] == nullptr) return fill;
+      const V v = N::load(row[i] + j * step, mask, full);
+      return kFlip ? N::flip(v) : v;
+    };
+    for (std::int32_t j = left; j < right; ++j) {
+      const V a = load(0, j), b = load(1, j), x = load(2, j), y = load(3, j);
+      const V ab_low = N::lo8(a, b), ab_high = N::hi8(a, b);
+      const V xy_low = N::lo8(x, y), xy_high = N::hi8(x, y);
+      store(out + j * kColumnBytes, N::lo16(ab_low, xy_low), N::hi16(ab_low, xy_low),
+            N::lo16(ab_high, xy_high), N::hi16(ab_high, xy_high));
+    }
+    for (std::int32_t j = right; j < c.columns; ++j) {
+      store(out + j * kColumnBytes, fill, fill, fill, fill);
+    }
+  }
+}
+
 template <int kWidth, bool kExpand>
 void build_columns_for(const DepthwiseColumns& c) {
   const bool full = kWidth == 64 && !kExpand && c.input_bytes == 64;
@@ -218,8 +303,14 @@ void outputs_for_width(const DepthwiseOutputs& o) {
 void depthwise_columns(const DepthwiseColumns& c) {
   const bool expand = c.expand != nullptr;
   switch (c.width) {
-    case 16: return expand ? build_columns_for<16, true>(c) : build_columns_for<16, false>(c);
-    case 32: return expand ? build_columns_for<32, true>(c) : build_columns_for<32, false>(c);
+    case 16:
+      if (expand) return build_columns_for<16, true>(c);
+      return c.flip ? build_narrow_columns<__m128i, true>(c)
+                    : build_narrow_columns<__m128i, false>(c);
+    case 32:
+      if (expand) return build_columns_for<32, true>(c);
+      return c.flip ? build_narrow_columns<__m256i, true>(c)
+                    : build_narrow_columns<__m256i, false>(c);
     default: return expand ? build_columns_for<64, true>(c) : build_columns_for<64, false>(c);
   }
 }
