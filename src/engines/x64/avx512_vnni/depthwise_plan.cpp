@@ -83,10 +83,13 @@ struct ColumnPhase {
 struct Geometry {
   // Per row phase, its kernel rows: one per group slot, −1 for a slot of weight 0.
   std::vector<std::vector<std::int32_t>> row_phases;
-  // A stride-1 convolution with 3 kernel rows runs output rows in pairs: the interleaved columns
-  // of input rows y − pad_top .. + 3 serve row y (kernel rows in slots 0-2, row phase 0) and row
-  // y + 1 (slots 1-3, row phase 1), so each column is built once for two output rows.
+  // Output rows in pairs, when each row phase reads at most 3 consecutive input rows: rows y and
+  // y + row_step (stride 1: the next row; transposed: the next of the same phase) read input rows
+  // shifted by one, so columns of 4 consecutive input rows serve both: row y with its kernel rows
+  // in slots 0-2 (row phase 2a), row y + row_step in slots 1-3 (row phase 2a + 1). Each column is
+  // then built once for two output rows.
   bool row_pairs = false;
+  std::int64_t row_step = 1;
   std::vector<ColumnPhase> column_phases;
   std::int64_t first_column = 0;  // input column of buffer column 0
   std::int64_t max_groups = 0;
@@ -98,9 +101,7 @@ struct Geometry {
     if (!transposed) {
       row_phases.emplace_back();
       for (std::int32_t r = 0; r < d.kernel_h; ++r) row_phases[0].push_back(r);
-      row_pairs =
-          d.kernel_h == 3 && d.stride_h == 1 && d.dilation_h == 1 && problem.out_height() > 1;
-      if (row_pairs) row_phases.push_back({-1, 0, 1, 2});
+      row_pairs = d.kernel_h <= 3 && d.stride_h == 1 && d.dilation_h == 1;
       ColumnPhase c;
       c.pixels = out_w;
       c.step = static_cast<std::int32_t>(d.stride_w);
@@ -110,13 +111,17 @@ struct Geometry {
       }
       column_phases.push_back(std::move(c));
     } else {
+      // A phase's kernel rows from the last: its input rows ascending (consecutive when dh = 1).
+      row_pairs = d.dilation_h == 1;
+      row_step = d.stride_h;
       for (std::int64_t a = 0; a < d.stride_h; ++a) {
         row_phases.emplace_back();
-        for (std::int32_t r = 0; r < d.kernel_h; ++r) {
+        for (std::int32_t r = static_cast<std::int32_t>(d.kernel_h) - 1; r >= 0; --r) {
           if (floor_mod(a + d.pad_top - r * d.dilation_h, d.stride_h) == 0) {
             row_phases.back().push_back(r);
           }
         }
+        row_pairs = row_pairs && row_phases.back().size() <= 3;
       }
       for (std::int64_t b = 0; b < d.stride_w; ++b) {
         ColumnPhase c;
@@ -131,6 +136,15 @@ struct Geometry {
         }
         column_phases.push_back(std::move(c));
       }
+    }
+    if (row_pairs) {  // each phase a becomes 2a (upper row) and 2a + 1 (lower row)
+      std::vector<std::vector<std::int32_t>> paired;
+      for (const auto& rows : row_phases) {
+        paired.push_back(rows);
+        paired.push_back({-1});
+        paired.back().insert(paired.back().end(), rows.begin(), rows.end());
+      }
+      row_phases = std::move(paired);
     }
     bool first = true;
     for (const ColumnPhase& c : column_phases) {
@@ -186,6 +200,11 @@ class DepthwiseKernel final : public PreparedKernel {
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
     plan_blocks();
+    // The first output row of each task (per image): every row, or the upper row of each pair.
+    for (std::int64_t y = 0; y < out_h_; ++y) {
+      const std::int64_t step = geometry_.row_step;
+      if (!geometry_.row_pairs || (y / step) % 2 == 0) task_rows_.push_back(y);
+    }
     pack(problem, weights);
     columns_ = geometry_.max_columns();
     // Interleaved columns (at most 64 lanes of 4 bytes), then the sums of a scalar output stage.
@@ -236,8 +255,7 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     const auto zx = static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0));
     const auto blocks = static_cast<std::int64_t>(blocks_.size());
-    const std::int64_t rows_per_task = geometry_.row_pairs ? 2 : 1;
-    const std::int64_t tasks_per_image = (out_h_ + rows_per_task - 1) / rows_per_task;
+    const auto tasks_per_image = static_cast<std::int64_t>(task_rows_.size());
     parallel_for(call.threads, call.batch * tasks_per_image * blocks,
                  [&](std::int64_t begin, std::int64_t end) {
                    std::uint8_t* scratch =
@@ -245,7 +263,8 @@ class DepthwiseKernel final : public PreparedKernel {
                    for (std::int64_t task = begin; task < end; ++task) {
                      const std::int64_t row = task / blocks;
                      run_row(call, static_cast<const std::uint8_t*>(input), output, stage, zx,
-                             row / tasks_per_image, (row % tasks_per_image) * rows_per_task,
+                             row / tasks_per_image,
+                             task_rows_[static_cast<std::size_t>(row % tasks_per_image)],
                              blocks_[static_cast<std::size_t>(task % blocks)],
                              static_cast<std::size_t>(task % blocks), scratch);
                    }
@@ -351,17 +370,21 @@ class DepthwiseKernel final : public PreparedKernel {
     const bool transposed = problem_.transposed();
     const std::size_t a = transposed ? static_cast<std::size_t>(y % d.stride_h) : 0;
     const bool pairs = geometry_.row_pairs;
-    // With row pairs the columns hold input rows y − pad_top + i in slot i (row phase 1 of y + 1).
-    const auto& kernel_rows = geometry_.row_phases[pairs ? 1 : a];
-    const std::int64_t y_rows = pairs ? y + 1 : y;
-    const auto groups = static_cast<std::int32_t>((kernel_rows.size() + 3) / 4);
+    const std::size_t phase = pairs ? 2 * a : a;
+    const auto& kernel_rows = geometry_.row_phases[phase];
+    const auto input_row = [&](std::int64_t r) {
+      return transposed ? floor_div(y + d.pad_top - r * d.dilation_h, d.stride_h)
+                        : y * d.stride_h + r * d.dilation_h - d.pad_top;
+    };
+    // With row pairs slot i holds input row (that of slot 0) + i, one more slot than row y uses.
+    const std::size_t slots = kernel_rows.size() + (pairs && !kernel_rows.empty() ? 1 : 0);
+    const auto groups = static_cast<std::int32_t>((slots + 3) / 4);
     std::array<const std::uint8_t*, kMaxKernelRows> rows;  // NOLINT: the first groups · 4 set
     for (std::int32_t i = 0; i < groups * 4; ++i) {
       rows[static_cast<std::size_t>(i)] = nullptr;
-      if (static_cast<std::size_t>(i) >= kernel_rows.size()) continue;
-      const std::int64_t r = kernel_rows[static_cast<std::size_t>(i)];
-      const std::int64_t iy = transposed ? floor_div(y + d.pad_top - r * d.dilation_h, d.stride_h)
-                                         : y_rows * d.stride_h + r * d.dilation_h - d.pad_top;
+      if (static_cast<std::size_t>(i) >= slots) continue;
+      const std::int64_t iy = pairs ? input_row(kernel_rows[0]) + i
+                                    : input_row(kernel_rows[static_cast<std::size_t>(i)]);
       if (iy < 0 || iy >= d.in_height) continue;
       rows[static_cast<std::size_t>(i)] =
           input + ((n * d.in_height + iy) * d.in_width) * in_channels_ + b.input_offset;
@@ -375,9 +398,10 @@ class DepthwiseKernel final : public PreparedKernel {
                          multiplier_ > 1 ? expand_.data() + block_index * 64 : nullptr, flip_input_,
                          zx, scratch});
     }
-    for (std::int64_t k = 0; k < (pairs ? 2 : 1) && y + k < out_h_; ++k) {
-      write_row(call, output, stage, zx, n, y + k, pairs ? static_cast<std::size_t>(k) : a, groups,
-                b, block_index, scratch, raw);
+    write_row(call, output, stage, zx, n, y, phase, groups, b, block_index, scratch, raw);
+    if (pairs && y + geometry_.row_step < out_h_) {
+      write_row(call, output, stage, zx, n, y + geometry_.row_step, phase + 1, groups, b,
+                block_index, scratch, raw);
     }
   }
 
@@ -429,6 +453,7 @@ class DepthwiseKernel final : public PreparedKernel {
   bool flip_input_ = false;
   int splits_ = 1;
   std::vector<Block> blocks_;
+  std::vector<std::int64_t> task_rows_;
   std::vector<std::uint16_t> expand_;  // m ≥ 2: per block, 64 lane → span byte indices
   AlignedVector<std::int8_t> weights_;
   AlignedVector<std::int32_t> sums_;
