@@ -132,10 +132,11 @@ void build_columns(const DepthwiseColumns& c) {
 
 // Blocks of 32 or 16 channels (m = 1) in ymm or xmm registers: 256- and 128-bit byte unpacks issue
 // on two ports where 512-bit ones have one, and half the lanes of a zmm would be wasted.
-template <typename V>
+template <int kWidth>
 struct Narrow;
 template <>
-struct Narrow<__m256i> {
+struct Narrow<32> {
+  using V = __m256i;
   static __m256i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
     const __m256i v = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at))
                            : _mm256_maskz_loadu_epi8(mask, at);
@@ -153,7 +154,8 @@ struct Narrow<__m256i> {
   }
 };
 template <>
-struct Narrow<__m128i> {
+struct Narrow<16> {
+  using V = __m128i;
   static __m128i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
     return full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(at))
                 : _mm_maskz_loadu_epi8(static_cast<__mmask16>(mask), at);
@@ -169,10 +171,11 @@ struct Narrow<__m128i> {
   }
 };
 
-template <typename V, bool kFlip>
+template <int kWidth, bool kFlip>
 void build_narrow_columns(const DepthwiseColumns& c) {
-  using N = Narrow<V>;
-  constexpr int kBytes = static_cast<int>(sizeof(V));  // the block's width in channels
+  using N = Narrow<kWidth>;
+  using V = typename N::V;
+  constexpr int kBytes = kWidth;  // one byte per channel
   constexpr int kColumnBytes = 4 * kBytes;
   const V fill = N::fill(c.zero_point);
   const bool full = c.input_bytes >= kBytes;
@@ -245,33 +248,28 @@ void run_tiles(const DepthwiseOutputs& o) {
     start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));
   }
   for (std::int32_t first = 0; first < pixels; first += kTile) {
-    __m512i acc[kTile][kVectors];
-    for (int p = 0; p < kTile; ++p) {
-      for (int v = 0; v < kVectors; ++v) acc[p][v] = start[v];
-    }
     const std::uint8_t* tile = columns + first * pixel_bytes;
-    for (std::int32_t g = 0; g < groups; ++g) {
-      const std::uint8_t* group = tile + g * group_bytes;
-      const std::int8_t* w_group = weights + static_cast<std::int64_t>(g) * taps * kColumnBytes;
+    std::int32_t* out = sums + first * 64;
+    // One vector of 16 channels at a time: kTile accumulators and one weight register live, so
+    // nothing spills; the vectors are independent, and out-of-order execution overlaps them.
+    for (int v = 0; v < kVectors; ++v) {
+      __m512i acc[kTile];
+      for (int p = 0; p < kTile; ++p) acc[p] = start[v];
+      for (std::int32_t g = 0; g < groups; ++g) {
+        const std::uint8_t* group = tile + g * group_bytes + 64 * v;
+        const std::int8_t* w_group =
+            weights + static_cast<std::int64_t>(g) * taps * kColumnBytes + 64 * v;
 #pragma GCC unroll 8
-      for (std::int32_t t = 0; t < taps; ++t) {
-        const std::uint8_t* at = group + tap_columns[t] * kColumnBytes;
-        __m512i w[kVectors];
-        for (int v = 0; v < kVectors; ++v) {
-          w[v] = _mm512_load_si512(w_group + t * kColumnBytes + 64 * v);
-        }
-        for (int p = 0; p < kTile; ++p) {
-          for (int v = 0; v < kVectors; ++v) {
-            acc[p][v] = _mm512_dpbusd_epi32(acc[p][v],
-                                            _mm512_load_si512(at + p * pixel_bytes + 64 * v), w[v]);
+        for (std::int32_t t = 0; t < taps; ++t) {
+          const std::uint8_t* at = group + tap_columns[t] * kColumnBytes;
+          const __m512i w = _mm512_load_si512(w_group + t * kColumnBytes);
+          for (int p = 0; p < kTile; ++p) {
+            acc[p] = _mm512_dpbusd_epi32(acc[p], _mm512_load_si512(at + p * pixel_bytes), w);
           }
         }
       }
-    }
-    // Whole tiles (the buffer has room for the last one's extra pixels).
-    std::int32_t* out = sums + first * 64;
-    for (int p = 0; p < kTile; ++p) {
-      for (int v = 0; v < kVectors; ++v) _mm512_store_si512(out + p * 64 + 16 * v, acc[p][v]);
+      // Whole tiles (the buffer has room for the last one's extra pixels).
+      for (int p = 0; p < kTile; ++p) _mm512_store_si512(out + p * 64 + 16 * v, acc[p]);
     }
   }
   // The output stage once for the whole run: its per-channel constants loaded once, and the sums
@@ -292,6 +290,7 @@ void run_tiles_for(const DepthwiseOutputs& o) {
 template <int kVectors>
 void outputs_for_width(const DepthwiseOutputs& o) {
   switch (o.tile) {
+    case 8: return run_tiles_for<kVectors, 8>(o);
     case 4: return run_tiles_for<kVectors, 4>(o);
     case 5: return run_tiles_for<kVectors, 5>(o);
     default: return run_tiles_for<kVectors, 6>(o);
@@ -305,24 +304,18 @@ void depthwise_columns(const DepthwiseColumns& c) {
   switch (c.width) {
     case 16:
       if (expand) return build_columns_for<16, true>(c);
-      return c.flip ? build_narrow_columns<__m128i, true>(c)
-                    : build_narrow_columns<__m128i, false>(c);
+      return c.flip ? build_narrow_columns<16, true>(c) : build_narrow_columns<16, false>(c);
     case 32:
       if (expand) return build_columns_for<32, true>(c);
-      return c.flip ? build_narrow_columns<__m256i, true>(c)
-                    : build_narrow_columns<__m256i, false>(c);
+      return c.flip ? build_narrow_columns<32, true>(c) : build_narrow_columns<32, false>(c);
     default: return expand ? build_columns_for<64, true>(c) : build_columns_for<64, false>(c);
   }
 }
 
 void depthwise_outputs(const DepthwiseOutputs& o) {
   switch (o.width) {
-    case 16:
-      if (o.tile == 8) return run_tiles_for<1, 8>(o);
-      return outputs_for_width<1>(o);
-    case 32:
-      if (o.tile == 8) return run_tiles_for<2, 8>(o);
-      return outputs_for_width<2>(o);
+    case 16: return outputs_for_width<1>(o);
+    case 32: return outputs_for_width<2>(o);
     default: return outputs_for_width<4>(o);
   }
 }

@@ -54,12 +54,11 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 std::int64_t floor_mod(std::int64_t a, std::int64_t b) { return a - floor_div(a, b) * b; }
 
 // Pixels per register tile for a run of `pixels`: the fewest computed pixels, then the largest.
-int choose_tile(std::int64_t pixels, std::int32_t width) {
+int choose_tile(std::int64_t pixels) {
   const int candidates[] = {8, 6, 5, 4};
   int best = 4;
   std::int64_t best_cost = -1;
   for (int p : candidates) {
-    if (width == 64 && p > 6) continue;  // 4 vectors per pixel: at most 24 accumulators
     const std::int64_t cost = (pixels + p - 1) / p * p;
     if (best_cost < 0 || cost < best_cost) {
       best = p;
@@ -427,7 +426,7 @@ class DepthwiseKernel final : public PreparedKernel {
           {scratch, groups, static_cast<std::int32_t>(columns_), b.width,
            static_cast<std::int32_t>(phase.tap_columns.size()), phase.tap_columns.data(),
            weights_.data() + weight_offsets_[index], sums_.data() + sum_offsets_[index], zx,
-           static_cast<std::int32_t>(phase.pixels), phase.step, choose_tile(phase.pixels, b.width),
+           static_cast<std::int32_t>(phase.pixels), phase.step, choose_tile(phase.pixels),
            b.channels, b.channel, out, out_stride, epilogue_, &stage, raw});
       if (epilogue_ != nullptr) continue;
       // No vector form for this (scheme, dtype): the scalar output stage, element by element.

@@ -88,7 +88,7 @@ struct DepthwiseOutputs {
   std::int32_t zero_point;     // zx (u8)
   std::int32_t pixels;         // output pixels of the run
   std::int32_t column_step;    // buffer columns between consecutive pixels' windows
-  std::int32_t tile;           // pixels per register tile: 4 to 6 (width 64), 4 to 8 (narrower)
+  std::int32_t tile;           // pixels per register tile: 4, 5, 6 or 8
   std::int32_t channels;       // valid output channels of the block (1 to width)
   std::int64_t channel;        // the block's first output channel
   void* output;                // pixel 0's first channel
