@@ -9,9 +9,10 @@
 // permuted to match, see channel_order). An interleaved column is shared by every output pixel
 // whose window covers it (3 pixels of a 3x3 stride-1 row).
 //
-// depthwise_outputs(): register tiles of 4 to 8 pixels x 16 to 64 channels; per tap one weight
-// vector per 16 channels reused across the tile's pixels. The sums start at −zx·Σ(w − zw) and add
-// x·(w − zw) with padding read as zx, so they are exact: Σ (x − zx)(w − zw) over the window.
+// depthwise_outputs(): tiles of 4 to 8 pixels, one 16-channel vector at a time (its weight vector
+// per tap reused across the tile's pixels), then the output stage once for the run of pixels. The
+// sums start at −zx·Σ(w − zw) and add x·(w − zw) with padding read as zx, so they are exact:
+// Σ (x − zx)(w − zw) over the window. 3-column kernels (3x3) have their taps unrolled.
 //
 // Built with AVX-512 flags: see kernels.hpp for why this file uses no standard-library templates.
 #include <immintrin.h>

@@ -18,7 +18,9 @@
 // (y + pad_top − r·dh) / stride_h), output columns x ≡ b (mod stride_w) take kernel columns s with
 // (b + pad_left − s·dw) divisible by stride_w, reading input column x / stride_w + (b + pad_left −
 // s·dw) / stride_w: a dense depthwise convolution with a sub-kernel per phase (a 4x4 stride-2
-// kernel: 2 x 2 taps), nothing multiplied by inserted zeros.
+// kernel: 2 x 2 taps), nothing multiplied by inserted zeros. Where a row phase reads at most 3
+// consecutive input rows (3x3 stride 1; 4x4 stride 2 transposed), output rows go in pairs over
+// one set of columns (Geometry::row_pairs).
 #include "engines/x64/avx512_vnni/depthwise_plan.hpp"
 
 #include <algorithm>
@@ -229,6 +231,7 @@ class DepthwiseKernel final : public PreparedKernel {
     if (problem_.transposed()) {
       out << " (transposed: " << d.stride_h * d.stride_w << " output phases)";
     }
+    if (geometry_.row_pairs) out << " (output rows in pairs)";
     if (splits_ > 1) out << " (w - zw outside s8: " << splits_ << " taps per weight)";
     if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
       out << " (NCHW through NHWC copies)";
