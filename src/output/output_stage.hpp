@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The output stage: turns the exact accumulator of one output element into the output value,
 // following one output scheme of SPEC §4 bit for bit. Per-channel constants are derived once
-// (from the scales, the bias and the scheme) so every engine applies the same numbers.
+// (from the scales, the bias and the scheme) so every engine applies the same numbers. The
+// formulas are the scheme's unit (scheme_unit.hpp, src/output/schemes/); this is the data.
 #pragma once
 
 #include <cstdint>
@@ -9,27 +10,19 @@
 #include <vector>
 
 #include "core/aligned.hpp"
+#include "output/scheme_unit.hpp"
 #include "qconv/plan.hpp"
 #include "qconv/problem.hpp"
 #include "qconv/scheme.hpp"
 
 namespace qconv::detail {
 
-// Constants of one output channel. Which fields a scheme uses is listed beside each.
-struct ChannelConstants {
-  std::int32_t bias_s32 =
-      0;                   // int32, onnx, tvm, tvm_f32, tflite(_single): the s32 bias; qnnpack: bq
-  float bias_f32 = 0.0f;   // fbgemm: f32(b / t); onednn: bb = f32(b · bs); ±inf saturates
-  float scale_f32 = 0.0f;  // fbgemm, qnnpack, onnx: m; onednn: os; tvm_f32: f32(M)
-  std::int32_t q31 = 0;    // tvm, tflite, tflite_single: the Q31 multiplier
-  int shift = 0;           // tvm: frexp exponent e; tflite, tflite_single: the shift
-};
-
 // The same constants as data for a vector kernel that handles 16 channels at a time (the scalar
 // apply() stays the oracle every vector form is tested against). Each array holds either 16 copies
 // of one value (channel_step 0: every channel reads lanes [0, 16)) or one value per output channel,
 // padded to a multiple of 16 (channel_step 1: channels [c, c + 16) read lanes [c, c + 16)); all are
-// 64-byte aligned. A scheme leaves the arrays it does not use empty.
+// 64-byte aligned. A scheme leaves the arrays it does not use empty (the shift arrays are filled
+// for the schemes with fixed-point vector lanes: tvm, tflite, tflite_single).
 struct VectorConstants {
   std::int64_t channel_step = 0;
   AlignedVector<std::int32_t> bias_s32;  // as ChannelConstants::bias_s32
@@ -73,9 +66,9 @@ class OutputStage {
   std::int32_t apply_wide(std::int64_t value, std::int64_t o) const;
 
   SchemeKind kind() const { return kind_; }
-  std::int64_t lo() const { return lo_; }
-  std::int64_t hi() const { return hi_; }
-  std::int32_t zero_point() const { return zero_point_; }
+  std::int64_t lo() const { return limits_.lo; }
+  std::int64_t hi() const { return limits_.hi; }
+  std::int32_t zero_point() const { return limits_.zero_point; }
   const VectorConstants& vectors() const { return vectors_; }
   const ChannelConstants& channel(std::int64_t o) const {
     return channels_[channels_.size() == 1 ? 0 : static_cast<std::size_t>(o)];
@@ -83,15 +76,11 @@ class OutputStage {
 
  private:
   OutputStage() = default;
-  std::int32_t finish(std::int64_t rounded) const;
   void derive_vectors();
 
   SchemeKind kind_ = SchemeKind::int32;
-  Rounding rounding_ = Rounding::upward;
-  bool relu_ = false;
-  std::int64_t lo_ = 0;
-  std::int64_t hi_ = 0;
-  std::int32_t zero_point_ = 0;
+  const SchemeUnit* unit_ = nullptr;
+  StageLimits limits_;
   std::vector<ChannelConstants> channels_;
   VectorConstants vectors_;
 };

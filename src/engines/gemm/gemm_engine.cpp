@@ -49,7 +49,7 @@ constexpr std::int64_t kMaxOutputExtent = std::int64_t{1} << 20;
 constexpr int kMaxAmxBlock = 32;
 constexpr int kMinAmxRows = 4;
 // Groups with fewer output channels than this share panels (grouped tiles).
-constexpr std::int64_t kGroupedTileBelow = 16;
+constexpr std::int64_t kGroupedTileBelow = 64;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM, in register tiles.
 constexpr std::int64_t kFlatChunkTiles = 16;
 
@@ -131,11 +131,10 @@ class GemmKernel final : public PreparedKernel {
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
-    // Groups narrower than a vector share a panel (its lanes full): each lane reads its own
-    // group's input dwords through the kernel set's grouped tile. The panel's groups' input
-    // channels must fit one 64-byte load, whole dwords per group. (From 16 output channels per
-    // group on, a panel of its own per group measured as fast: its vectors are full, and its
-    // broadcasts need no shuffle.)
+    // Groups narrower than a panel share one (its lanes full, and a tile's fixed costs spread
+    // over 64 channels): each lane reads its own group's input dwords through the kernel set's
+    // grouped tile. The panel's groups' input channels must fit one 64-byte load, whole dwords
+    // per group.
     if (kernels.grouped_tile != nullptr && !depthwise_ && groups_ > 1 && !amx_ &&
         group_out_ < kGroupedTileBelow && kPanelWidth % group_out_ == 0 && group_in_ % 4 == 0 &&
         group_in_ <= group_out_) {
@@ -143,6 +142,16 @@ class GemmKernel final : public PreparedKernel {
       for (std::int64_t l = 0; l < kPanelWidth; ++l) {
         lane_dwords_[static_cast<std::size_t>(l)] =
             static_cast<std::int32_t>((l / group_out_) * group_in_ / 4);
+      }
+      // The common narrow groups get their input by broadcasts, with lanes arranged for them,
+      // where the kernel set has tiles for that arrangement.
+      const auto has = [&](GroupedLanes lanes) {
+        return kernels.grouped_tile(1, 1, false, lanes) != nullptr;
+      };
+      if (group_in_ == 4 && group_out_ == 4 && groups_ % 4 == 0 && has(GroupedLanes::four_groups)) {
+        grouped_lanes_ = GroupedLanes::four_groups;
+      } else if (group_out_ % 16 == 0 && has(GroupedLanes::one_group)) {
+        grouped_lanes_ = GroupedLanes::one_group;
       }
     }
     steps_ = depthwise_ ? 1 : (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
@@ -210,7 +219,10 @@ class GemmKernel final : public PreparedKernel {
     }
     if (compact_copy_) out << " (strided pixels copied densely)";
     if (groups_per_panel_ > 1) {
-      out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel)";
+      static constexpr const char* kLanes[] = {"gathered", "one group per vector",
+                                               "four groups per vector"};
+      out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel, "
+          << kLanes[static_cast<int>(grouped_lanes_)] << ")";
     }
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     out << " (register tile " << kernels_.tile << ")";
@@ -283,10 +295,14 @@ class GemmKernel final : public PreparedKernel {
     return (o / group_out_) * panels_per_group_ + (o % group_out_) / kPanelWidth;
   }
   std::int64_t lane_of(std::int64_t o) const {
-    if (groups_per_panel_ > 1)
-      return (o / group_out_) % groups_per_panel_ * group_out_ + o % group_out_;
-    return (o % group_out_) % kPanelWidth;
+    if (groups_per_panel_ == 1) return (o % group_out_) % kPanelWidth;
+    const std::int64_t in_panel = (o / group_out_) % groups_per_panel_;
+    if (grouped_lanes_ == GroupedLanes::four_groups) {
+      return (in_panel / 4) * 16 + (o % 4) * 4 + in_panel % 4;  // see GroupedLanes
+    }
+    return in_panel * group_out_ + o % group_out_;
   }
+
   std::int64_t slot_of(std::int64_t o) const { return panel_of(o) * kPanelWidth + lane_of(o); }
 
   // The weights back in canonical (o, c, r, s) order, one byte each, from the panels.
@@ -305,8 +321,8 @@ class GemmKernel final : public PreparedKernel {
         for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
           const std::int64_t t = path_ == Path::im2col ? 0 : source_tap(tap);
           const std::int64_t k = path_ == Path::im2col ? tap * channels_ + c : c;
-          const auto stored =
-              static_cast<std::uint8_t>(panel[(t * steps_ + k / 4) * lanes * 4 + k % 4]);
+          const auto stored = static_cast<std::uint8_t>(
+              panel[t * steps_ * lanes * 4 + (k / 4) * lanes * 4 + k % 4]);
           out[i++] = static_cast<std::byte>(static_cast<std::uint8_t>(stored + shift_));
         }
       }
@@ -414,9 +430,11 @@ class GemmKernel final : public PreparedKernel {
     // Reads each channel's canonical (c, r, s) values in order; writes each to its panel lane.
     std::vector<std::int32_t> sums(static_cast<std::size_t>(taps_));
     for (std::int64_t o = 0; o < out_channels_; ++o) {
-      const std::int64_t p = panel_of(o), lane = lane_of(o);
+      const std::int64_t p = panel_of(o);
       const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
-      std::int8_t* panel = packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane * 4;
+      const std::int64_t stride = lanes * 4;  // bytes from one K step to the next
+      std::int8_t* panel =
+          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
       const std::int32_t zw = zero_points_[static_cast<std::size_t>(slot_of(o))];
       std::fill(sums.begin(), sums.end(), 0);
       const std::int16_t* values = weights.channel(o).data();
@@ -435,7 +453,7 @@ class GemmKernel final : public PreparedKernel {
         if (path_ == Path::im2col) {  // one tap of (r, s, c) bytes: byte k = tap * C + c
           for (std::int64_t c = 0; c < channels_; ++c) {
             const std::int64_t k = tap * channels_ + c;
-            panel[(k / 4) * lanes * 4 + k % 4] = static_cast<std::int8_t>(at(c, tap));
+            panel[(k / 4) * stride + k % 4] = static_cast<std::int8_t>(at(c, tap));
           }
           sums[0] += sum;
           continue;
@@ -444,7 +462,7 @@ class GemmKernel final : public PreparedKernel {
         for (std::int64_t c = 0; c < group_in_; c += 4) {
           const std::uint32_t word =
               at(c, tap) | at(c + 1, tap) << 8 | at(c + 2, tap) << 16 | at(c + 3, tap) << 24;
-          std::memcpy(block + (c / 4) * lanes * 4, &word, 4);
+          std::memcpy(block + (c / 4) * stride, &word, 4);
         }
         sums[static_cast<std::size_t>(tap)] = sum;
       }
@@ -711,7 +729,7 @@ class GemmKernel final : public PreparedKernel {
                           pr.ctx.input_zero_point, acc, sums});
     } else if (groups_per_panel_ > 1) {
       const std::int64_t groups = pr.channels / group_out_;
-      kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_)(
+      kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, grouped_lanes_)(
           {{input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
             tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
             static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],
@@ -792,6 +810,7 @@ class GemmKernel final : public PreparedKernel {
   std::int64_t groups_ = 1, group_in_ = 0, group_out_ = 0, panels_per_group_ = 0;
   // Groups side by side in one panel (grouped tiles), or 1: each group has panels of its own.
   std::int64_t groups_per_panel_ = 1;
+  GroupedLanes grouped_lanes_ = GroupedLanes::gathered;
   AlignedVector<std::int32_t> lane_dwords_ = AlignedVector<std::int32_t>(kPanelWidth, 0);
   std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
   std::vector<std::int64_t> panel_channels_;  // each panel's first output channel

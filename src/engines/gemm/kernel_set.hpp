@@ -78,6 +78,18 @@ struct GroupedTile {
 };
 using GroupedTileKernel = void (*)(const GroupedTile&);
 
+// How a grouped tile's lanes get their input (the planner picks one per problem and packs for it).
+enum class GroupedLanes : std::uint8_t {
+  // Any groups: each row's panel channels loaded once per K step, spread by lane_dwords.
+  gathered,
+  // Every 16 lanes in one group (16 or 32 output channels per group): a broadcast of its dword.
+  one_group,
+  // 4 input and 4 output channels per group: vector j holds groups 4j..4j+3, lane l the output
+  // channel l / 4 of group 4j + l % 4, so one 16-byte broadcast (the 4 groups' channels) feeds
+  // all lanes; the tile puts its lanes back in channel order at the end.
+  four_groups,
+};
+
 // AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 output channels, from the
 // same packed panels (a panel's 16 steps of 64 lanes x 4 bytes are exactly a 16 x 64-byte B tile,
 // at a stride of 256 bytes) and rows of an input whose channels are a multiple of 64.
@@ -181,8 +193,10 @@ struct KernelSet {
   void (*amx_begin)();      // before a thread's first block of a run
   void (*amx_end)();        // after its last: releases the tiles
   void (*amx_block)(const AmxBlock&);
-  // Grouped tiles for groups narrower than a panel (null: each group has panels of its own).
-  GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums);
+  // Grouped tiles for groups narrower than a panel (null: each group has panels of its own). It
+  // returns null for a lane arrangement it has no tiles for (the planner then uses `gathered`,
+  // which every grouped tile must take).
+  GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums, GroupedLanes lanes);
 };
 
 }  // namespace qconv::detail::gemm

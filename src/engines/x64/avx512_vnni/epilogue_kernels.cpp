@@ -249,28 +249,25 @@ inline __m512i pack_bytes(const __m512i (&r)[4]) {
 
 // `kVectors` vectors of 16 channels: a compile-time count, so that the per-vector constants and
 // results stay in registers.
-// kWindow: the tile has window sums and weight zero points to correct with (a compile-time
-// branch: the row loop then has no per-vector tests).
-template <SchemeKind K, DType D, int kVectors, bool kWindow>
-void epilogue_rows(const TileOutput& tile, const StageView& stage) {
-  // Local copies whose addresses never escape: the byte stores below may alias anything in
-  // memory, so fields read through the references would be loaded again (and the float bounds
-  // converted again) for every vector of every row.
-  const TileOutput t = tile;
+// kWindow: the tile has window sums to correct by (a weight zero point), else the sums are exact.
+// The stage and the tile are copied in: the output stores are bytes, which may alias anything the
+// function reads through a pointer, so only locals stay in registers across rows.
+template <SchemeKind K, DType D, int kVectors, bool kWindow, bool kSaturatedLow>
+void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
   const StageView s = stage;
-  const bool saturated_low =
-      D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
+  const TileOutput t = tile;
+  constexpr bool saturated_low = kSaturatedLow;
   Lanes at[kVectors];
   Corrections fix[kVectors];
 #pragma GCC unroll 4
   for (int j = 0; j < kVectors; ++j) {
     at[j] = Lanes::load<K>(s, t.channel + 16 * j);
-    fix[j] = Corrections::load(t, j);
+    if constexpr (kWindow) fix[j] = Corrections::load(t, j);
   }
   for (std::int32_t i = 0; i < t.rows; ++i) {
     __m512i r[4];
-    const __m512i row_term =
-        kWindow ? _mm512_set1_epi32(Corrections::row_term(t, i)) : _mm512_setzero_si512();
+    __m512i row_term = _mm512_setzero_si512();
+    if constexpr (kWindow) row_term = _mm512_set1_epi32(Corrections::row_term(t, i));
 #pragma GCC unroll 4
     for (int j = 0; j < kVectors; ++j) {
       __m512i acc = _mm512_load_si512(t.acc + i * 64 + j * 16);
@@ -302,23 +299,32 @@ void epilogue_rows(const TileOutput& tile, const StageView& stage) {
   }
 }
 
-template <SchemeKind K, DType D, int kVectors>
-void epilogue_vectors(const TileOutput& t, const StageView& s) {
-  if (t.window_sums != nullptr && t.weight_zero_points != nullptr) {
-    return epilogue_rows<K, D, kVectors, true>(t, s);
+template <SchemeKind K, DType D, bool kWindow, bool kSaturatedLow>
+void epilogue_by_vectors(const TileOutput& t, const StageView& s) {
+  switch ((t.channels + 15) / 16) {
+    case 1: return epilogue_vectors<K, D, 1, kWindow, kSaturatedLow>(t, s);
+    case 2: return epilogue_vectors<K, D, 2, kWindow, kSaturatedLow>(t, s);
+    case 3: return epilogue_vectors<K, D, 3, kWindow, kSaturatedLow>(t, s);
+    default: return epilogue_vectors<K, D, 4, kWindow, kSaturatedLow>(t, s);
   }
-  epilogue_rows<K, D, kVectors, false>(t, s);
+}
+
+template <SchemeKind K, DType D, bool kWindow>
+void epilogue_by_range(const TileOutput& t, const StageView& s) {
+  // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0): the
+  // schemes may skip their own low clamp.
+  const bool saturated_low =
+      D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
+  if (saturated_low) return epilogue_by_vectors<K, D, kWindow, true>(t, s);
+  epilogue_by_vectors<K, D, kWindow, false>(t, s);
 }
 
 template <SchemeKind K, DType D>
-void epilogue(const TileOutput& t, const StageView& stage) {
-  const StageView s = stage;  // a local copy: the byte stores may alias the caller's
-  switch ((t.channels + 15) / 16) {
-    case 1: return epilogue_vectors<K, D, 1>(t, s);
-    case 2: return epilogue_vectors<K, D, 2>(t, s);
-    case 3: return epilogue_vectors<K, D, 3>(t, s);
-    default: return epilogue_vectors<K, D, 4>(t, s);
+void epilogue(const TileOutput& t, const StageView& s) {
+  if (t.window_sums != nullptr && t.weight_zero_points != nullptr) {
+    return epilogue_by_range<K, D, true>(t, s);
   }
+  epilogue_by_range<K, D, false>(t, s);
 }
 
 template <SchemeKind K>

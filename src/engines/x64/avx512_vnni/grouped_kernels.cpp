@@ -1,35 +1,64 @@
 // SPDX-License-Identifier: Apache-2.0
-// Grouped-convolution tiles: one 64-lane panel holds several small groups side by side (64 / group
-// width of them), so the lanes stay full however few channels a group has. A plain GEMM tile
-// broadcasts the same 4 input bytes to every lane; here each lane needs 4 bytes of its own group,
-// so each row loads the panel's input channels once per K step (64 bytes at most) and one vpermd
-// per vector hands every lane its group's dword. Built with AVX-512 flags: see kernels.hpp.
+// Grouped-convolution tiles: one 64-lane panel holds several small groups side by side, so the
+// lanes stay full however few channels a group has, and a tile's fixed costs (its setup, the
+// output stage) spread over 64 channels. A plain GEMM tile broadcasts the same 4 input bytes to
+// every lane; here each lane needs bytes of its own group, which it gets in one of four ways
+// (gemm::GroupedLanes): a vpermd of the row's channels, or, for the common group widths, a
+// broadcast straight from memory (no shuffle per multiply). Built with AVX-512 flags: see
+// kernels.hpp.
+// GCC 12 warns falsely about the undefined upper lanes its own headers use (_mm_undefined_si128).
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
+
+#include <cstring>
 
 #include "engines/x64/avx512_vnni/kernels.hpp"
 
 namespace qconv::detail::avx512_vnni {
 namespace {
 
+using gemm::GroupedLanes;
+
+template <typename T>
+inline T load(const std::uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 inline std::int64_t row_offset(const GemmTile& t, int i) {
   return t.row_offsets != nullptr ? t.row_offsets[i] : i * t.row_stride;
 }
 
+// four_groups: lane l holds channel (l % 4)·4 + l / 4 of its vector; this index puts channel m at
+// lane m (a 4 x 4 transpose).
+inline __m512i channel_order_of_four_groups() {
+  return _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+}
+
+// −zx·Σ(w' − zw') of 16 channels, or 0.
+inline __m512i constant_term(const GemmTile& t, int at) {
+  if (t.zero_point_sums == nullptr) return _mm512_setzero_si512();
+  return _mm512_sub_epi32(_mm512_setzero_si512(),
+                          _mm512_mullo_epi32(_mm512_set1_epi32(t.input_zero_point),
+                                             _mm512_loadu_si512(t.zero_point_sums + at)));
+}
+
 // Rows [first, first + kRows) of the tile. With kWindowSums, each lane also sums the input bytes it
 // multiplied (its own group's window) and takes zw'·Σx off its sum at the end.
-template <int kRows, int kVectors, bool kWindowSums>
+template <int kRows, int kVectors, bool kWindowSums, GroupedLanes kLanes>
 void grouped_rows(const GroupedTile& g, int first) {
   const GemmTile& t = g.gemm;
   __m512i lanes[kVectors], acc[kRows][kVectors], sums[kRows][kVectors];
+  std::int32_t group_byte[kVectors];  // one_group: the first byte of each vector's group
 #pragma GCC unroll 4
   for (int j = 0; j < kVectors; ++j) {
-    lanes[j] = _mm512_loadu_si512(g.lane_dwords + 16 * j);
-    __m512i start = _mm512_setzero_si512();
-    if (t.zero_point_sums != nullptr) {
-      start = _mm512_sub_epi32(start,
-                               _mm512_mullo_epi32(_mm512_set1_epi32(t.input_zero_point),
-                                                  _mm512_loadu_si512(t.zero_point_sums + j * 16)));
+    if constexpr (kLanes == GroupedLanes::gathered) {
+      lanes[j] = _mm512_loadu_si512(g.lane_dwords + 16 * j);
+    } else if constexpr (kLanes == GroupedLanes::one_group) {
+      group_byte[j] = 4 * g.lane_dwords[16 * j];
     }
+    const __m512i start = constant_term(t, 16 * j);
 #pragma GCC unroll 8
     for (int i = 0; i < kRows; ++i) {
       acc[i][j] = start;
@@ -45,23 +74,38 @@ void grouped_rows(const GroupedTile& g, int first) {
     for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + row_offset(t, first + i));
     const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes;
     for (std::int32_t k = 0; k < t.steps; ++k) {
-      // Step k reads bytes 4k .. span of the panel's channels: lane l's dword is lane_dwords[l]
-      // past byte 4k. Masked: nothing past the panel's channels (or the tensor) is read.
+      __m512i wv[kVectors];
+#pragma GCC unroll 4
+      for (int j = 0; j < kVectors; ++j) wv[j] = _mm512_load_si512(w + j * 64);
+      // gathered: step k reads bytes 4k .. span of the panel's channels, lane l's dword
+      // lane_dwords[l] past byte 4k. Masked: nothing past the panel's channels (or the tensor).
       const std::int32_t left = g.span - 4 * k;
       const __mmask64 mask = left >= 64 ? ~__mmask64{0} : (~std::uint64_t{0}) >> (64 - left);
 #pragma GCC unroll 8
       for (int i = 0; i < kRows; ++i) {
-        const __m512i x = _mm512_maskz_loadu_epi8(mask, row[i] + 4 * k);
+        __m512i x = _mm512_setzero_si512();
+        if constexpr (kLanes == GroupedLanes::gathered) {
+          x = _mm512_maskz_loadu_epi8(mask, row[i] + 4 * k);
+        }
 #pragma GCC unroll 4
         for (int j = 0; j < kVectors; ++j) {
-          const __m512i mine = _mm512_permutexvar_epi32(lanes[j], x);
-          acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], mine, _mm512_load_si512(w + j * 64));
+          __m512i mine;
+          if constexpr (kLanes == GroupedLanes::gathered) {
+            mine = _mm512_permutexvar_epi32(lanes[j], x);
+          } else if constexpr (kLanes == GroupedLanes::one_group) {
+            mine = _mm512_set1_epi32(load<std::int32_t>(row[i] + group_byte[j] + 4 * k));
+          } else {  // four_groups: groups 4j..4j+3
+            mine = _mm512_broadcast_i32x4(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[i] + 16 * j + 4 * k)));
+          }
+          acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], mine, wv[j]);
           if constexpr (kWindowSums) sums[i][j] = _mm512_dpbusd_epi32(sums[i][j], mine, ones);
         }
       }
       w += step_bytes;
     }
   }
+
 #pragma GCC unroll 4
   for (int j = 0; j < kVectors; ++j) {
     const __m512i zw =
@@ -70,55 +114,69 @@ void grouped_rows(const GroupedTile& g, int first) {
     for (int i = 0; i < kRows; ++i) {
       __m512i sum = acc[i][j];
       if constexpr (kWindowSums) sum = _mm512_sub_epi32(sum, _mm512_mullo_epi32(zw, sums[i][j]));
+      if constexpr (kLanes == GroupedLanes::four_groups) {
+        sum = _mm512_permutexvar_epi32(channel_order_of_four_groups(), sum);
+      }
       _mm512_store_si512(t.acc + (first + i) * 64 + j * 16, sum);
     }
   }
 }
 
 // Rows at most kChunk at a time, so that accumulators, lane indices and weights stay in the 32
-// registers (4 vectors: 3 rows x 4 = 12 accumulators, or 2 rows with window sums).
-template <int kRows, int kVectors, bool kWindowSums>
+// registers (4 vectors through vpermd: 3 rows x 4 = 12 accumulators, or 2 rows with window sums;
+// broadcasts need no lane indices: 6 rows x 4, or 3 rows with window sums).
+template <int kRows, int kVectors, bool kWindowSums, GroupedLanes kLanes>
 void grouped_tile(const GroupedTile& g) {
-  constexpr int kChunk = kVectors <= 2 ? (kWindowSums ? 3 : 6) : (kWindowSums ? 2 : 3);
-  if constexpr (kRows <= kChunk) {
-    grouped_rows<kRows, kVectors, kWindowSums>(g, 0);
-  } else {
-    grouped_rows<kChunk, kVectors, kWindowSums>(g, 0);
-    if constexpr (kRows - kChunk <= kChunk) {
-      grouped_rows<kRows - kChunk, kVectors, kWindowSums>(g, kChunk);
-    } else {
-      grouped_rows<kChunk, kVectors, kWindowSums>(g, kChunk);
-      grouped_rows<kRows - 2 * kChunk, kVectors, kWindowSums>(g, 2 * kChunk);
-    }
+  // (GCC 12 spills the 16-byte broadcast form at 6 rows: 4 there.)
+  constexpr int kWide = kLanes == GroupedLanes::gathered    ? (kWindowSums ? 2 : 3)
+                        : kLanes == GroupedLanes::one_group ? (kWindowSums ? 3 : 6)
+                                                            : (kWindowSums ? 2 : 4);
+  constexpr int kChunk = kVectors <= 2 ? (kWindowSums ? 3 : 6) : kWide;
+  constexpr int kChunks = (kRows + kChunk - 1) / kChunk;
+  constexpr int kLast = kRows - (kChunks - 1) * kChunk;
+  for (int c = 0; c + 1 < kChunks; ++c) {
+    grouped_rows<kChunk, kVectors, kWindowSums, kLanes>(g, c * kChunk);
   }
+  grouped_rows<kLast, kVectors, kWindowSums, kLanes>(g, (kChunks - 1) * kChunk);
 }
 
-template <int kRows, bool kWindowSums>
+template <int kRows, bool kWindowSums, GroupedLanes kLanes>
 GroupedTileKernel by_vectors(int vectors) {
   switch (vectors) {
-    case 1: return &grouped_tile<kRows, 1, kWindowSums>;
-    case 2: return &grouped_tile<kRows, 2, kWindowSums>;
-    case 3: return &grouped_tile<kRows, 3, kWindowSums>;
-    default: return &grouped_tile<kRows, 4, kWindowSums>;
+    case 1: return &grouped_tile<kRows, 1, kWindowSums, kLanes>;
+    case 2: return &grouped_tile<kRows, 2, kWindowSums, kLanes>;
+    case 3: return &grouped_tile<kRows, 3, kWindowSums, kLanes>;
+    default: return &grouped_tile<kRows, 4, kWindowSums, kLanes>;
   }
 }
 
-template <bool kWindowSums>
+template <bool kWindowSums, GroupedLanes kLanes>
 GroupedTileKernel by_rows(int rows, int vectors) {
   switch (rows) {
-    case 1: return by_vectors<1, kWindowSums>(vectors);
-    case 2: return by_vectors<2, kWindowSums>(vectors);
-    case 3: return by_vectors<3, kWindowSums>(vectors);
-    case 4: return by_vectors<4, kWindowSums>(vectors);
-    case 5: return by_vectors<5, kWindowSums>(vectors);
-    default: return by_vectors<6, kWindowSums>(vectors);
+    case 1: return by_vectors<1, kWindowSums, kLanes>(vectors);
+    case 2: return by_vectors<2, kWindowSums, kLanes>(vectors);
+    case 3: return by_vectors<3, kWindowSums, kLanes>(vectors);
+    case 4: return by_vectors<4, kWindowSums, kLanes>(vectors);
+    case 5: return by_vectors<5, kWindowSums, kLanes>(vectors);
+    default: return by_vectors<6, kWindowSums, kLanes>(vectors);
   }
+}
+
+template <GroupedLanes kLanes>
+GroupedTileKernel by_sums(int rows, int vectors, bool window_sums) {
+  return window_sums ? by_rows<true, kLanes>(rows, vectors) : by_rows<false, kLanes>(rows, vectors);
 }
 
 }  // namespace
 
-GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums) {
-  return window_sums ? by_rows<true>(rows, vectors) : by_rows<false>(rows, vectors);
+GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums, GroupedLanes lanes) {
+  switch (lanes) {
+    case GroupedLanes::one_group:
+      return by_sums<GroupedLanes::one_group>(rows, vectors, window_sums);
+    case GroupedLanes::four_groups:
+      return by_sums<GroupedLanes::four_groups>(rows, vectors, window_sums);
+    default: return by_sums<GroupedLanes::gathered>(rows, vectors, window_sums);
+  }
 }
 
 }  // namespace qconv::detail::avx512_vnni

@@ -32,7 +32,8 @@ inline constexpr int kMaxRows = 6;
 GemmTileKernel gemm_tile_kernel(int rows, int vectors);
 
 // Grouped tiles, several groups per panel (grouped_kernels.cpp): rows 1..6, vectors 1..4.
-GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums);
+GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums,
+                                      gemm::GroupedLanes lanes);
 
 // AMX blocks (amx_kernels.cpp): only on a CPU with AMX-INT8 whose operating system grants this
 // process the tile state (amx_available).
