@@ -14,10 +14,12 @@
 #   --onnxruntime  the agreement test against ONNX Runtime (scripts/test-onnxruntime.sh):
 #             Node.js and npm (a node or npm already on the PATH is used as it is), python3-onnx;
 #             the onnxruntime-node package itself comes from npm
+#   --arm64   the aarch64 cross build and its tests under qemu (scripts/test-arm64.sh): the cross
+#             compiler, qemu-user, GoogleTest's sources (built for the target) and the JSON headers
 #   --all     all of the above
 set -euo pipefail
 
-usage() { sed -n '3,17s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '3,19s/^# \{0,1\}//p' "$0"; }
 
 build=(build-essential cmake ninja-build)
 bench=(libdnnl-dev                                  # oneDNN, the peer the bench times beside qconv
@@ -31,6 +33,10 @@ python=(python3-dev pybind11-dev python3-numpy      # the module
 pip=(python3-dev pybind11-dev python3-numpy python3-pip python3-venv python3-setuptools
      python3-wheel python3-torch python3-mypy)
 fuzz=(clang libclang-rt-14-dev)
+arm64=(g++-aarch64-linux-gnu                        # the cross compiler and the target's libc
+       qemu-user                                    # qemu-aarch64, to run the tests
+       libgtest-dev libgmock-dev                    # /usr/src/googletest, built for the target
+       nlohmann-json3-dev)                          # header-only: the same headers serve both
 # python3-onnx builds the models; Node.js runs ORT. A node or npm already on the PATH (e.g.
 # NodeSource's nodejs, which bundles npm and conflicts with Debian's npm) is used as it is.
 onnxruntime=(python3-onnx)
@@ -46,9 +52,10 @@ for task in "$@"; do
     --pip) packages+=("${pip[@]}") ;;
     --fuzz) packages+=("${fuzz[@]}") ;;
     --onnxruntime) packages+=("${onnxruntime[@]}") ;;
+    --arm64) packages+=("${arm64[@]}") ;;
     --all)
       packages+=("${bench[@]}" "${tests[@]}" "${python[@]}" "${pip[@]}" "${fuzz[@]}"
-                 "${onnxruntime[@]}")
+                 "${onnxruntime[@]}" "${arm64[@]}")
       ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install-deps.sh: unknown task '$task'" >&2; usage >&2; exit 2 ;;

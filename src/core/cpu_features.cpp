@@ -7,6 +7,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>  // getauxval, and the HWCAP bits
+#endif
 
 namespace qconv::detail {
 namespace {
@@ -46,11 +49,23 @@ CpuFeatures detect() {
   }
   return features;
 }
+#elif defined(__aarch64__) && defined(__linux__)
+// Linux reports what the CPU has and the kernel supports (ASIMD is always there on ARMv8 Linux).
+CpuFeatures detect() {
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  const unsigned long hwcap2 = getauxval(AT_HWCAP2);
+  CpuFeatures features = 0;
+  if ((hwcap & HWCAP_ASIMD) == 0) return 0;
+  features |= kNeon;
+  if ((hwcap & HWCAP_ASIMDDP) != 0) features |= kNeonDot;
+  if ((hwcap2 & HWCAP2_I8MM) != 0) features |= kI8mm;
+  return features;
+}
 #else
 CpuFeatures detect() { return 0; }
 #endif
 
-constexpr std::array<std::pair<CpuFeatures, const char*>, 8> kNames{{
+constexpr std::array<std::pair<CpuFeatures, const char*>, 11> kNames{{
     {kAvx2, "avx2"},
     {kAvx512f, "avx512f"},
     {kAvx512bw, "avx512bw"},
@@ -59,6 +74,9 @@ constexpr std::array<std::pair<CpuFeatures, const char*>, 8> kNames{{
     {kAvx512dq, "avx512dq"},
     {kAmxTile, "amx-tile"},
     {kAmxInt8, "amx-int8"},
+    {kNeon, "neon"},
+    {kNeonDot, "neon-dot"},
+    {kI8mm, "i8mm"},
 }};
 
 }  // namespace

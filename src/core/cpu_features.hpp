@@ -27,12 +27,24 @@ enum CpuFeature : CpuFeatures {
   kAmxInt8 = 1u << 7,  // request it: see the AMX kernels)
 };
 
+// ARM features (Linux's HWCAP bits): Advanced SIMD, its dot product (ARMv8.2 sdot/udot) and the
+// int8 matrix multiply (ARMv8.6 I8MM: usdot, smmla). Named on every architecture, so that a file
+// packed on ARM says what it needs wherever it is loaded.
+enum ArmCpuFeature : CpuFeatures {
+  kNeon = 1ull << 32,
+  kNeonDot = 1ull << 33,
+  kI8mm = 1ull << 34,
+};
+inline constexpr CpuFeatures kKnownArmCpuFeatures = kNeon | kNeonDot | kI8mm;
+
 // Every bit this library knows; a file naming any other bit was written by a newer library.
-inline constexpr CpuFeatures kKnownCpuFeatures =
-    kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni | kAvx512vl | kAvx512dq | kAmxTile | kAmxInt8;
+inline constexpr CpuFeatures kKnownCpuFeatures = kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni |
+                                                 kAvx512vl | kAvx512dq | kAmxTile | kAmxInt8 |
+                                                 kKnownArmCpuFeatures;
 
 // The features of the CPU this process runs on, usable by user code: the instruction set is
-// present (cpuid) and the operating system saves the registers it needs (xgetbv).
+// present (cpuid) and the operating system saves the registers it needs (xgetbv); on ARM, what
+// the kernel reports in AT_HWCAP and AT_HWCAP2.
 CpuFeatures host_cpu_features();
 
 // "avx2,avx512f" (known bits by name, unknown ones as "bit<N>"); "none" when empty.

@@ -110,6 +110,10 @@ const Engine& reference_engine();
 const Engine& avx512_vnni_engine();
 const Engine& avx512_amx_engine();
 #endif
+#if defined(__aarch64__)
+const Engine& neon_dot_engine();  // ARMv8.2 dot product (sdot)
+const Engine& neon_engine();      // plain NEON
+#endif
 
 // Every engine built in, fastest first; the reference engine is last and runs everything.
 std::span<const Engine* const> all_engines();

@@ -9,6 +9,10 @@ std::span<const Engine* const> all_engines() {
     &avx512_amx_engine(),
     &avx512_vnni_engine(),
 #endif
+#if defined(__aarch64__)
+    &neon_dot_engine(),
+    &neon_engine(),
+#endif
     &reference_engine()
   };
   return engines;

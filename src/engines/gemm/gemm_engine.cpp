@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -514,6 +515,34 @@ class GemmKernel final : public PreparedKernel {
       }
       run_range = range;
     }
+    // Pixel tiles, for outputs narrower than two register tiles: runs of consecutive output
+    // pixels, across output rows, whatever their padding (a tile with padded pixels reads those
+    // taps from a row of zero-point bytes, run_pixels), all on the pattern with every tap. Where
+    // the kernel set takes tap row pointers. Otherwise such a row is short tiles, each streaming
+    // the panel's weights again, and its border pixels 1-row tiles, several times slower per
+    // pixel (a 7x7 output with padding 1 has 24 of its 49 pixels on the border). In wider
+    // outputs these are a few per row, and the pointer tables would cost more than they save.
+    pixel_tiles_ = kernels_.tap_row_pointers && !depthwise_ && !amx_ && out_w_ < 2 * max_rows_ &&
+                   d.kernel_h * d.kernel_w <= kMaxRedirectedTaps;
+    if (pixel_tiles_) {
+      const auto kind_of = [](auto& ranges, std::pair<std::int64_t, std::int64_t> full) {
+        const auto at = std::find(ranges.begin(), ranges.end(), full);
+        if (at != ranges.end()) return static_cast<std::int64_t>(at - ranges.begin());
+        ranges.push_back(full);
+        return static_cast<std::int64_t>(ranges.size()) - 1;
+      };
+      const std::int64_t full_row = kind_of(row_ranges, {0, d.kernel_h});
+      const std::int64_t full_column = kind_of(column_ranges, {0, d.kernel_w});
+      full_pattern_ = full_row * static_cast<std::int64_t>(column_ranges.size()) + full_column;
+      for (std::int64_t y = 0; y < out_h_; ++y) {
+        full_rows_.push_back(row_pattern_[static_cast<std::size_t>(y)] == full_row);
+      }
+      for (std::int64_t x = 0; x < out_w_; ++x) {
+        full_columns_.push_back(
+            valid_taps(x, stride_w_, d.dilation_w, pad_left_, d.kernel_w, in_w_) ==
+            column_ranges[static_cast<std::size_t>(full_column)]);
+      }
+    }
     column_kinds_ = static_cast<std::int64_t>(column_ranges.size());
     patterns_ = static_cast<std::int64_t>(row_ranges.size()) * column_kinds_;
     pattern_sums_.assign(static_cast<std::size_t>(patterns_ * padded_channels_), 0);
@@ -527,6 +556,8 @@ class GemmKernel final : public PreparedKernel {
           for (std::int64_t s = column_ranges[b].first; s < column_ranges[b].second; ++s) {
             const std::int64_t t = r * d.kernel_w + s;
             tap_offsets_.push_back((r * d.dilation_h * in_w_ + s * d.dilation_w) * channels_);
+            tap_kernel_rows_.push_back(static_cast<std::int32_t>(r));
+            tap_columns_.push_back(static_cast<std::int32_t>(s));
             tap_steps_.push_back(t * steps_);
             for (std::int64_t o = 0; o < padded_channels_; ++o) {
               sums[o] += tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)];
@@ -568,6 +599,7 @@ class GemmKernel final : public PreparedKernel {
  private:
   std::int64_t row_count(std::int64_t batch) const {
     if (path_ == Path::flat) return (batch * out_h_ * out_w_ + flat_chunk() - 1) / flat_chunk();
+    if (pixel_tiles_) return batch * ((out_h_ * out_w_ + flat_chunk() - 1) / flat_chunk());
     return batch * out_h_;
   }
 
@@ -631,6 +663,13 @@ class GemmKernel final : public PreparedKernel {
       }
       return;
     }
+    if (pixel_tiles_) {
+      const std::int64_t pixels = out_h_ * out_w_;
+      const std::int64_t chunks = (pixels + flat_chunk() - 1) / flat_chunk();
+      const std::int64_t begin = row % chunks * flat_chunk();
+      run_pixels(pr, row / chunks, begin, std::min(pixels, begin + flat_chunk()));
+      return;
+    }
     const std::int64_t n = row / out_h_;
     const std::int64_t y = row % out_h_;
     const std::int64_t first_pixel = (n * out_h_ + y) * out_w_;
@@ -670,6 +709,64 @@ class GemmKernel final : public PreparedKernel {
     }
   }
 
+  // Pixel tiles (plan_patterns): output pixels [begin, end) of image n, in tiles of up to
+  // max_rows consecutive pixels on the full pattern. A tile whose pixels all have every tap reads
+  // them at their own offsets; one with padded pixels gets a pointer per tap and row, the padded
+  // taps pointing at the zero-point row.
+  void run_pixels(const PanelRun& pr, std::int64_t n, std::int64_t begin, std::int64_t end) const {
+    const auto& d = problem_.desc();
+    const auto* input = static_cast<const std::uint8_t*>(pr.ctx.input);
+    const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(full_pattern_)];
+    const std::int64_t pixels = out_h_ * out_w_;
+    for (std::int64_t at = begin; at < end;) {
+      const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
+      std::int64_t offsets[kMaxTileRows], top[kMaxTileRows], left[kMaxTileRows];
+      bool padded = false;
+      for (int i = 0; i < rows; ++i) {
+        const std::int64_t y = (at + i) / out_w_, x = (at + i) % out_w_;
+        top[i] = y * stride_h_ - pad_top_;  // the window's first input row and column
+        left[i] = x * stride_w_ - pad_left_;
+        offsets[i] = ((n * in_h_ + top[i]) * in_w_ + left[i]) * channels_;
+        padded = padded || !full_rows_[static_cast<std::size_t>(y)] ||
+                 !full_columns_[static_cast<std::size_t>(x)];
+      }
+      if (!padded) {
+        run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at);
+        at += rows;
+        continue;
+      }
+      const std::uint8_t* tap_rows[kMaxRedirectedTaps * kMaxTileRows];
+      const std::uint8_t* zero_points = zero_point_row(pr.ctx) + pr.input_offset;
+      for (std::int32_t k = 0; k < taps; ++k) {
+        const auto tap = static_cast<std::size_t>(first_tap + k);
+        const std::int64_t dy = tap_kernel_rows_[tap] * d.dilation_h;
+        const std::int64_t dx = tap_columns_[tap] * d.dilation_w;
+        for (int i = 0; i < rows; ++i) {
+          const std::int64_t h = top[i] + dy, w = left[i] + dx;
+          tap_rows[k * rows + i] = h >= 0 && h < in_h_ && w >= 0 && w < in_w_
+                                       ? input + (offsets[i] + tap_offsets_[tap] + pr.input_offset)
+                                       : zero_points;
+        }
+      }
+      run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at, tap_rows);
+      at += rows;
+    }
+  }
+
+  // The calling thread's row of zero-point bytes (one pixel's channels, plus the slack of a
+  // whole-vector read), filled for this call's zero point.
+  const std::uint8_t* zero_point_row(const RunContext& ctx) const {
+    thread_local AlignedVector<std::uint8_t> row;
+    thread_local int value = -1;
+    const auto bytes = static_cast<std::size_t>(channels_ + 64);
+    if (row.size() < bytes || value != ctx.input_zero_point) {
+      if (row.size() < bytes) row.resize(bytes);
+      std::fill(row.begin(), row.end(), static_cast<std::uint8_t>(ctx.input_zero_point));
+      value = ctx.input_zero_point;
+    }
+    return row.data();
+  }
+
   static constexpr std::int64_t kMaxIm2colBytes = 1024;          // one window, C_in * kh * kw
   static constexpr std::int64_t kIm2colBufferBytes = 32 * 1024;  // at least 32 rows of 1024
   std::int64_t im2col_stride() const { return round_up(tap_bytes_, amx_ ? 64 : 4); }
@@ -693,7 +790,8 @@ class GemmKernel final : public PreparedKernel {
 
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
-                int rows, std::int64_t first_pixel) const {
+                int rows, std::int64_t first_pixel,
+                const std::uint8_t* const* tap_rows = nullptr) const {
     if (rows > max_rows_ && pr.vectors < kPanelWidth / 16) {
       // An AMX block on a partial panel: vpdpbusd tiles instead.
       for (int done = 0; done < rows; done += max_rows_) {
@@ -733,7 +831,7 @@ class GemmKernel final : public PreparedKernel {
           {{input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
             tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
             static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],
-            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr},
+            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr, tap_rows, rows},
            lane_dwords_.data(),
            static_cast<std::int32_t>(groups * group_in_),
            zero_points_.data() + pr.panel * kPanelWidth});
@@ -743,7 +841,7 @@ class GemmKernel final : public PreparedKernel {
           {input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
            tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
            static_cast<std::int32_t>(tap_stride()), pr.vectors, packed_.data() + panel_offsets_[p],
-           zero_point_sums, pr.ctx.input_zero_point, acc, sums});
+           zero_point_sums, pr.ctx.input_zero_point, acc, sums, tap_rows, rows});
     }
 
     const RunContext& ctx = pr.ctx;
@@ -779,6 +877,9 @@ class GemmKernel final : public PreparedKernel {
   // A kernel with more taps runs on the reference engine: it bounds the plan's per-pattern tap
   // lists.
   static constexpr std::int32_t kMaxTaps = 1024;
+  // Border tiles are merged (merge_border_tiles) for kernels of at most this many taps: the
+  // pointer table lives on the stack.
+  static constexpr std::int64_t kMaxRedirectedTaps = 64;
   static constexpr int kMaxAmxRows = kMaxAmxBlock;
 
  private:
@@ -825,6 +926,13 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::pair<std::int64_t, int>> column_tiles_;           // (first x, pixels)
   std::vector<std::int32_t> column_pattern_;                         // per column tile
   std::vector<std::pair<std::int32_t, std::int32_t>> pattern_taps_;  // (first, count)
+  std::vector<std::int32_t> tap_columns_;      // per listed tap: its kernel column s
+  std::vector<std::int32_t> tap_kernel_rows_;  // per listed tap: its kernel row r
+  // Pixel tiles (plan_patterns): the pattern with every tap, and which output rows and columns
+  // have every tap.
+  bool pixel_tiles_ = false;
+  std::int64_t full_pattern_ = 0;
+  std::vector<bool> full_rows_, full_columns_;
   std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;

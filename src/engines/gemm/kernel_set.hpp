@@ -59,6 +59,12 @@ struct GemmTile {
   std::int32_t input_zero_point;
   std::int32_t* acc;          // out: [rows][64] s32 sums
   std::int32_t* window_sums;  // out: per row, sum of the input values read; null when not needed
+  // When not null (kernel sets with tap_row_pointers only): where row i reads tap k, at
+  // tap_rows[k * tap_rows_stride + i], instead of input + first_row + tap_offsets[k] + row i's
+  // offset. A tile of pixels with different padding then runs as one: their padded taps read a
+  // row of zero-point bytes, which add (zx − zx)·w = 0 once corrected.
+  const std::uint8_t* const* tap_rows;
+  std::int32_t tap_rows_stride;
 };
 // The input's signedness is the KernelSet's (u8_input; the planner copies an input of the other
 // kind with its sign bit flipped) and the weights are s8 (u8 weights are packed as w − 128).
@@ -197,6 +203,8 @@ struct KernelSet {
   // returns null for a lane arrangement it has no tiles for (the planner then uses `gathered`,
   // which every grouped tile must take).
   GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums, GroupedLanes lanes);
+  // The GEMM and grouped tiles take GemmTile::tap_rows (false: the planner never passes it).
+  bool tap_row_pointers;
 };
 
 }  // namespace qconv::detail::gemm

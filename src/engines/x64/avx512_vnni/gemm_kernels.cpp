@@ -68,9 +68,7 @@ void gemm_tile(const GemmTile& t) {
 
   for (std::int32_t tap = 0; tap < t.taps; ++tap) {
     const std::uint8_t* row[kRows];
-    const std::int64_t origin = t.first_row + t.tap_offsets[tap];
-#pragma GCC unroll 8
-    for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + row_offset(t, i));
+    tap_rows(t, tap, 0, row);
     const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes;
     for (std::int32_t k = 0; k < full_steps; ++k) {
       __m512i wv[kVectors];
@@ -109,7 +107,9 @@ void gemm_tile(const GemmTile& t) {
   for (int i = 0; i < kRows; ++i) {
     __m512i sums = _mm512_setzero_si512();
     for (std::int32_t tap = 0; tap < t.taps; ++tap) {
-      const std::uint8_t* p = t.input + (t.first_row + t.tap_offsets[tap] + row_offset(t, i));
+      const std::uint8_t* p = t.tap_rows != nullptr
+                                  ? t.tap_rows[tap * t.tap_rows_stride + i]
+                                  : t.input + (t.first_row + t.tap_offsets[tap] + row_offset(t, i));
       sums = add_bytes(sums, p, t.channels);
     }
     t.window_sums[i] = static_cast<std::int32_t>(_mm512_reduce_add_epi64(sums));

@@ -26,10 +26,6 @@ inline T load(const std::uint8_t* p) {
   return v;
 }
 
-inline std::int64_t row_offset(const GemmTile& t, int i) {
-  return t.row_offsets != nullptr ? t.row_offsets[i] : i * t.row_stride;
-}
-
 // four_groups: lane l holds channel (l % 4)·4 + l / 4 of its vector; this index puts channel m at
 // lane m (a 4 x 4 transpose).
 inline __m512i channel_order_of_four_groups() {
@@ -69,9 +65,7 @@ void grouped_rows(const GroupedTile& g, int first) {
   const std::int64_t step_bytes = std::int64_t{kVectors} * 64;
   for (std::int32_t tap = 0; tap < t.taps; ++tap) {
     const std::uint8_t* row[kRows];
-    const std::int64_t origin = t.first_row + t.tap_offsets[tap];
-#pragma GCC unroll 8
-    for (int i = 0; i < kRows; ++i) row[i] = t.input + (origin + row_offset(t, first + i));
+    tap_rows(t, tap, first, row);
     const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes;
     for (std::int32_t k = 0; k < t.steps; ++k) {
       __m512i wv[kVectors];

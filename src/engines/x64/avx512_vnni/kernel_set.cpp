@@ -13,7 +13,7 @@ const gemm::KernelSet& kernel_set() {
       "avx512_vnni",     "6x64 zmm vpdpbusd",  kMaxRows,      true,
       &gemm_tile_kernel, &gather_windows,      &correct_tile, &epilogue_kernel,
       nullptr,           &amx_available,       &amx_begin,    &amx_end,
-      &amx_block,        &grouped_tile_kernel,
+      &amx_block,        &grouped_tile_kernel, true,
   };
   return kernels;
 }

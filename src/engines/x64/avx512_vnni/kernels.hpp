@@ -23,6 +23,26 @@ using gemm::StageView;
 using gemm::TileOutput;
 using gemm::WindowGather;
 
+// Where rows first .. first + kRows − 1 of a tile read tap `tap` (GemmTile::tap_rows, or the
+// tile's origin, tap offset and row offsets).
+template <int kRows>
+inline void tap_rows(const GemmTile& t, std::int32_t tap, int first,
+                     const std::uint8_t* (&row)[kRows]) {
+  if (t.tap_rows != nullptr) {
+    const std::uint8_t* const* listed = t.tap_rows + tap * t.tap_rows_stride + first;
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) row[i] = listed[i];
+    return;
+  }
+  const std::int64_t origin = t.first_row + t.tap_offsets[tap];
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+    const std::int64_t offset =
+        t.row_offsets != nullptr ? t.row_offsets[first + i] : (first + i) * t.row_stride;
+    row[i] = t.input + (origin + offset);
+  }
+}
+
 // Output pixels per register tile: 6 rows x 4 vectors = 24 accumulators, 4 weight vectors and one
 // broadcast input register out of 32.
 inline constexpr int kMaxRows = 6;
