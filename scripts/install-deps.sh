@@ -5,7 +5,7 @@
 #
 #   scripts/install-deps.sh [TASK...]
 #
-#   (always)  the C++ build: compiler, CMake, Ninja (all the library needs)
+#   (always)  the C++ build: compiler, CMake, Ninja, pthreadpool (all the library needs)
 #   --bench   the bench (scripts/bench.sh)
 #   --tests   the C++ test suite (scripts/test.sh, test-tsan.sh; sanitizers come with g++)
 #   --python  the Python module, its tests, the PyTorch agreement and the stub check
@@ -21,7 +21,8 @@ set -euo pipefail
 
 usage() { sed -n '3,19s/^# \{0,1\}//p' "$0"; }
 
-build=(build-essential cmake ninja-build)
+build=(build-essential cmake ninja-build
+       libpthreadpool-dev)                          # RunOptions::pool: the host's thread pool
 bench=(libdnnl-dev                                  # oneDNN, the peer the bench times beside qconv
        linux-perf                                   # perf, to see where a kernel spends its time
        nlohmann-json3-dev                           # its JSON records

@@ -3,6 +3,7 @@
 # its own rather than part of qconv_tests.
 add_executable(qconv_allocation_tests
   ${CMAKE_CURRENT_SOURCE_DIR}/allocation/execute_allocations_test.cpp)
-target_link_libraries(qconv_allocation_tests PRIVATE qconv::qconv GTest::gtest GTest::gtest_main)
+target_link_libraries(qconv_allocation_tests PRIVATE qconv::qconv GTest::gtest GTest::gtest_main
+  pthreadpool::pthreadpool)
 target_compile_options(qconv_allocation_tests PRIVATE -Wall -Wextra)
 gtest_discover_tests(qconv_allocation_tests DISCOVERY_TIMEOUT 120)

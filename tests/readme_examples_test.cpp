@@ -2,6 +2,7 @@
 // The examples shown in README.md, compiled and checked here so they stay true. Each expected
 // value is worked out by hand in the comment beside it.
 #include <gtest/gtest.h>
+#include <pthreadpool.h>
 
 #include <array>
 #include <vector>
@@ -56,6 +57,28 @@ TEST(ReadmeExamples, OnnxQLinearConv) {
   EXPECT_EQ(y.as<std::uint8_t>()[0], 8);
 }
 
+// README: "Using it" — a Plan executed on the host's pthreadpool gives what qconv's own pool gives.
+// One 2x2 channel {3, 4, 5, 6}, zero point 2, a 1x1 weight of 3, int32 scheme: 3, 6, 9, 12.
+TEST(ReadmeExamples, ExecuteOnTheHostsPool) {
+  qconv::ProblemDesc d;
+  d.in_height = d.in_width = 2;
+  d.input_zero_point = 2;
+  d.output_dtype = DType::s32;
+  d.scheme.kind = qconv::SchemeKind::int32;
+  const std::array<std::int8_t, 1> w{3};
+  const qconv::Plan plan = qconv::Plan::prepare(
+      qconv::Problem(d), {std::span<const std::int8_t>(w), DType::s8, Layout::OHWI, {1, 1, 1, 1}});
+  const std::array<std::uint8_t, 4> x{3, 4, 5, 6};
+  std::array<std::int32_t, 4> y{};
+  pthreadpool_t host_pool = pthreadpool_create(2);
+  qconv::RunOptions options;
+  options.pool = host_pool;
+  plan.execute({std::span<const std::uint8_t>(x), DType::u8, Layout::NHWC, {1, 2, 2, 1}},
+               {std::span<std::int32_t>(y), DType::s32, Layout::NHWC, {1, 2, 2, 1}}, {}, options);
+  pthreadpool_destroy(host_pool);
+  EXPECT_EQ(y, (std::array<std::int32_t, 4>{3, 6, 9, 12}));
+}
+
 // README: preparation (ttnn). Prepared once, run twice with different batch sizes; then a call
 // with another stride is refused by name. acc = (9 - 1) * 2 = 16, int32 scheme: 16.
 TEST(ReadmeExamples, PrepareOnceRunMany) {
@@ -78,6 +101,7 @@ TEST(ReadmeExamples, PrepareOnceRunMany) {
       {std::span<const std::uint8_t>(two_images), DType::u8, Layout::NHWC, {2, 1, 1, 1}}, prepared,
       1, 1, /*batch_size=*/2, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, nullptr, conv_config,
       compute_config, /*return_output_dim=*/true);
+  EXPECT_EQ(result.output.shape(), (qconv::Shape{1, 1, 2, 1}));  // [1, 1, N·H·W, C]
   EXPECT_EQ(result.output.as<std::int32_t>()[0], 16);
   EXPECT_EQ(result.output.as<std::int32_t>()[1], 16);
   ASSERT_TRUE(result.output_dim.has_value());

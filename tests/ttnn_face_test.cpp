@@ -90,7 +90,7 @@ TEST(TtnnFace, PaddingIsTopBottomLeftRight) {
   c.call.padding = {1, 0, 2, 0};  // top 1, bottom 0, left 2, right 0: 3x4 output
   // Read as TVM's (top, left, bottom, right) it would be a 5x2 output.
   const auto result = c.call.run(c.input, c.call.prepare(c.weights), nullptr, true);
-  EXPECT_EQ(result.output.shape(), (Shape{1, 3, 4, 1}));
+  EXPECT_EQ(result.output.shape(), (Shape{1, 1, 12, 1}));  // ttnn's [1, 1, N·H·W, C]
   EXPECT_EQ(result.output_dim, (std::array<std::int64_t, 2>{3, 4}));
   EXPECT_EQ(values_of<std::int32_t>(result.output), (std::vector<int>{0, 0, 0, 0,  //
                                                                       0, 0, 2, 4,  //
@@ -101,7 +101,7 @@ TEST(TtnnFace, TwoPaddingValuesArePadHPadW) {
   PaddingCase c;
   c.call.padding = {1, 2};  // rows 1 above and below, columns 2 left and right: 4x6
   const auto result = c.call.run(c.input, c.call.prepare(c.weights));
-  EXPECT_EQ(result.output.shape(), (Shape{1, 4, 6, 1}));
+  EXPECT_EQ(result.output.shape(), (Shape{1, 1, 24, 1}));
   EXPECT_EQ(values_of<std::int32_t>(result.output), (std::vector<int>{0, 0, 0, 0, 0, 0,  //
                                                                       0, 0, 2, 4, 0, 0,  //
                                                                       0, 0, 6, 8, 0, 0,  //
@@ -113,7 +113,7 @@ TEST(TtnnFace, EquivalentPaddingSpellingsAreTheSameProblem) {
   c.call.padding = {1, 1, 2, 2};
   const auto weights = c.call.prepare(c.weights);
   c.call.padding = {1, 2};
-  EXPECT_EQ(c.call.run(c.input, weights).output.shape(), (Shape{1, 4, 6, 1}));
+  EXPECT_EQ(c.call.run(c.input, weights).output.shape(), (Shape{1, 1, 24, 1}));
 }
 
 // Two input channels, 2x2, one output, 2x2 kernel: one output pixel.
@@ -154,7 +154,35 @@ TEST(TtnnFace, NchwInputOhwiWeights) {
   const ttnn::QuantizedWeights weights{view(ohwi, Layout::OHWI, {1, 2, 2, 2}), {1.0}, {0}};
   const auto result = c.call.run(view(nchw, Layout::NCHW, {1, 2, 2, 2}), c.call.prepare(weights));
   EXPECT_EQ(result.output.layout(), Layout::NCHW);
+  EXPECT_EQ(result.output.shape(), (Shape{1, 1, 1, 1}));  // NCHW keeps [N, C, H, W]
   EXPECT_EQ(values_of<std::uint8_t>(result.output), (std::vector<int>{16}));
+}
+
+// ttnn's shapes: an NHWC output is [1, 1, N·H·W, C], and that flattened form is taken as the next
+// call's input; NCHW (qconv's own option) stays [N, C, H, W].
+TEST(TtnnFace, FlattenedOutputFeedsTheNextCall) {
+  PaddingCase c;
+  c.call.padding = {1, 0, 2, 0};
+  c.call.batch_size = 2;
+  const std::vector<std::uint8_t> two{6, 7, 8, 9, 9, 8, 7, 6};
+  const auto weights = c.call.prepare(c.weights);
+  const auto nhwc = c.call.run(view(two, Layout::NHWC, {2, 2, 2, 1}), weights);
+  EXPECT_EQ(nhwc.output.shape(), (Shape{1, 1, 2 * 3 * 4, 1}));
+  const auto flat = c.call.run(view(two, Layout::NHWC, {1, 1, 8, 1}), weights);
+  EXPECT_EQ(flat.output.shape(), nhwc.output.shape());
+  EXPECT_EQ(values_of<std::int32_t>(flat.output), values_of<std::int32_t>(nhwc.output));
+  EXPECT_EQ(values_of<std::int32_t>(nhwc.output),
+            (std::vector<int>{0, 0, 0, 0, 0, 0, 2, 4, 0, 0, 6, 8,  //
+                              0, 0, 0, 0, 0, 0, 8, 6, 0, 0, 4, 2}));
+  // A flattened input of another pixel count is no flattened input: refused, read as it is.
+  EXPECT_TRUE(throws<qconv::ShapeMismatch>(
+      [&] {
+        c.call.run(view(two, Layout::NHWC, {1, 1, 7, 1}), weights);
+      },
+      {"batch_size = 2", "batch is 1"}));
+  // The raw-weights call too.
+  const auto raw = c.call.run(view(two, Layout::NHWC, {1, 1, 8, 1}), c.weights, std::nullopt);
+  EXPECT_EQ(values_of<std::int32_t>(raw.output), values_of<std::int32_t>(nhwc.output));
 }
 
 TEST(TtnnFace, BatchSizeMayChange) {
@@ -429,8 +457,6 @@ TEST(TtnnFace, RefusesEveryChangedField) {
          k.kernel_size = {3, 1};
        },
        "kernel_size[1]: prepared for 3, given 1"},
-      {"input_dtype", [](Call& k) { k.conv_config.input_dtype = "int8"; },
-       "conv_config.input_dtype: prepared for u8, given s8"},
       {"dtype", [](Call& k) { k.conv_config.dtype = "int8"; },
        "conv_config.dtype: prepared for u8, given s8"},
       {"output_layout", [](Call& k) { k.conv_config.output_layout = "NCHW"; },
@@ -465,6 +491,15 @@ TEST(TtnnFace, RefusesEveryChangedField) {
         c.call.run(view(nchw, Layout::NCHW, {1, 2, 4, 4}), weights);
       },
       {"input_layout: prepared for NHWC, given NCHW"}));
+
+  // The input tensor's dtype is the call's input dtype (conv_config.input_dtype is read when
+  // preparing).
+  const std::vector<std::int8_t> s8(32, 3);
+  EXPECT_TRUE(throws<qconv::PreparedMismatch>(
+      [&] {
+        c.call.run(view(s8, Layout::NHWC, {1, 4, 4, 2}), weights);
+      },
+      {"input_dtype: prepared for u8, given s8"}));
 
   // Nothing above disturbed the prepared weights.
   EXPECT_EQ(values_of<std::uint8_t>(c.call.run(c.input, weights).output), good);

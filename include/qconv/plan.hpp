@@ -7,9 +7,9 @@
 //   - the input zero point (RunOptions::input_zero_point), re-checked against the overflow bound.
 // Anything else that differs is refused with PreparedMismatch naming the field.
 //
-// Allocation: once a Plan has run with a given thread count, executing it again into a caller's
-// output allocates nothing on the heap, with no bias, or with a bias prepared once by
-// prepare_bias(). A bias given as a BiasView is checked and folded into the output scheme's
+// Allocation: once a Plan has run with a given thread count (or on a given pool), executing it
+// again into a caller's output allocates nothing on the heap, with no bias, or with a bias prepared
+// once by prepare_bias(). A bias given as a BiasView is checked and folded into the output scheme's
 // per-channel constants on every call, which allocates those constants.
 #pragma once
 
@@ -23,6 +23,10 @@
 
 #include "qconv/problem.hpp"
 #include "qconv/tensor.hpp"
+
+// The handle of a pthreadpool (Debian's libpthreadpool-dev), declared as <pthreadpool.h> declares
+// it, so that this header needs no include: a caller that has a pool includes that header itself.
+typedef struct pthreadpool* pthreadpool_t;  // NOLINT(modernize-use-using): C's own declaration
 
 namespace qconv {
 
@@ -71,6 +75,13 @@ struct PrepareOptions {
 struct RunOptions {
   int threads = 1;                                 // 0 = all hardware threads
   std::optional<std::int32_t> input_zero_point{};  // overrides the prepared one for this call
+  // The caller's thread pool, for a host that already has one (as XNNPACK takes it): when set,
+  // the call runs on that pool's threads (the calling thread among them, as pthreadpool does),
+  // `threads` is not read (the pool's size decides), and qconv's own pool is neither started nor
+  // woken, so the host's cores are not oversubscribed. Results are the same as with any thread
+  // count. Calls from several threads may share one pool (pthreadpool runs them one at a time).
+  // Null (the default): qconv's own pool with `threads` threads.
+  pthreadpool_t pool = nullptr;
 };
 
 class Plan {

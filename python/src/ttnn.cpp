@@ -86,8 +86,9 @@ ArrayView bias_array(py::handle bias, const ComputeConfig& compute) {
   return convert(bias, "bias_tensor", Layout::X, wants_float ? DType::f32 : DType::s32);
 }
 
-// ttnn's return convention: the output alone, or a tuple with [out_height, out_width] and/or
-// [weights, bias] after it.
+// ttnn's return convention: the output alone, or a tuple of the output, then
+// (out_height, out_width) with return_output_dim, then (weights, bias) with
+// return_weights_and_bias.
 py::object conv2d_result(ttnn::Conv2dResult&& result, bool return_output_dim,
                          bool return_weights_and_bias) {
   py::object output = to_numpy(std::move(result.output));
@@ -96,16 +97,11 @@ py::object conv2d_result(ttnn::Conv2dResult&& result, bool return_output_dim,
   parts.append(output);
   if (return_output_dim) {
     const auto& dim = result.output_dim.value();
-    py::list out_dim;
-    out_dim.append(dim[0]);
-    out_dim.append(dim[1]);
-    parts.append(out_dim);
+    parts.append(py::make_tuple(dim[0], dim[1]));
   }
   if (return_weights_and_bias) {
-    py::list prepared;
-    prepared.append(result.weights ? py::cast(std::move(*result.weights)) : py::none());
-    prepared.append(result.bias ? py::cast(std::move(*result.bias)) : py::none());
-    parts.append(prepared);
+    parts.append(py::make_tuple(result.weights ? py::cast(std::move(*result.weights)) : py::none(),
+                                result.bias ? py::cast(std::move(*result.bias)) : py::none()));
   }
   return py::tuple(parts);
 }

@@ -18,7 +18,9 @@ def test_int32_accumulator_and_ttnn_padding_order():
     weights = prepare(padding=(0, 1, 0, 0))
     y = qconv.conv2d(X, weights, **GEOMETRY, padding=(0, 1, 0, 0), conv_config=INT32_OUT,
                      compute_config=INT32)
-    np.testing.assert_array_equal(y[0, :, 0, 0], [20, 1 * 2 + 2 * 3])
+    # The output is ttnn's [1, 1, N·H·W, C]: here H = 2, W = 1.
+    assert y.shape == (1, 1, 2, 1)
+    np.testing.assert_array_equal(y[0, 0, :, 0], [20, 1 * 2 + 2 * 3])
 
 
 def test_prepared_weights_refuse_another_configuration():
@@ -36,7 +38,12 @@ def test_batch_size_and_input_zero_point_may_change_per_call():
     batch = np.concatenate([X, X + 1])
     y = qconv.conv2d(batch, weights, **dict(GEOMETRY, batch_size=2), conv_config=INT32_OUT,
                      compute_config=INT32)
-    assert y[0, 0, 0, 0] == 20 and y[1, 0, 0, 0] == 20 + (1 + 2 + 3 + 4)
+    assert y.shape == (1, 1, 2, 1)  # [1, 1, N·H·W, C]
+    assert y[0, 0, 0, 0] == 20 and y[0, 0, 1, 0] == 20 + (1 + 2 + 3 + 4)
+    # ttnn's flattened form is taken as input too.
+    y = qconv.conv2d(batch.reshape(1, 1, 8, 1), weights, **dict(GEOMETRY, batch_size=2),
+                     conv_config=INT32_OUT, compute_config=INT32)
+    assert y[0, 0, 0, 0] == 20 and y[0, 0, 1, 0] == 20 + (1 + 2 + 3 + 4)
     override = qconv.Conv2dConfig(dtype="int32", input_zero_point=0)
     y = qconv.conv2d(X, weights, **GEOMETRY, conv_config=override, compute_config=INT32)
     assert y[0, 0, 0, 0] == 1 * 1 + 2 * 2 + 3 * 3 + 4 * 4
@@ -69,7 +76,7 @@ def test_return_conventions_and_reuse():
     y2, dims, [w2, b2] = qconv.conv2d(X, weights, **GEOMETRY, conv_config=INT32_OUT,
                                       compute_config=INT32, return_output_dim=True,
                                       return_weights_and_bias=True)
-    assert dims == [1, 1] and int(y2[0, 0, 0, 0]) == int(y[0, 0, 0, 0]) == 20
+    assert dims == (1, 1) and int(y2[0, 0, 0, 0]) == int(y[0, 0, 0, 0]) == 20
     assert isinstance(w2, qconv.PreparedWeights) and b2 is None
     assert weights.engine in repr(weights) and weights.input_layout == "NHWC"
 
@@ -109,5 +116,14 @@ def test_configs_are_keyword_classes():
 def test_ttnn_only_arguments_are_accepted():
     weights = prepare(device=object(), input_memory_config=None)
     y = qconv.conv2d(input_tensor=X, weight_tensor=weights, device=object(), memory_config=None,
-                     **GEOMETRY, conv_config=INT32_OUT, compute_config=INT32)
+                     slice_config=object(), **GEOMETRY, conv_config=INT32_OUT,
+                     compute_config=INT32)
     assert y[0, 0, 0, 0] == 20
+    bias = qconv.prepare_conv_bias(np.array([1], np.int32), qconv.ttnn.TILE_LAYOUT, **GEOMETRY,
+                                   stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
+                                   conv_config=INT32_OUT, compute_config=INT32, device=object(),
+                                   input_memory_config=qconv.ttnn.DRAM_MEMORY_CONFIG,
+                                   input_dtype="uint8", output_dtype="int32", slice_config=None)
+    assert qconv.conv2d(X, prepare(has_bias=True, input_dtype=np.uint8, slice_config=None),
+                        **GEOMETRY, bias_tensor=bias, conv_config=INT32_OUT,
+                        compute_config=INT32)[0, 0, 0, 0] == 21

@@ -273,13 +273,13 @@ CheckedCall check_call(const Plan::Impl& impl, const ConstTensorView& input,
 
 void run(const Plan::Impl& impl, const CheckedCall& call, const ConstTensorView& input,
          const TensorView& output, const detail::OutputStage& stage, const RunOptions& options) {
-  const detail::RunContext context{impl.problem,
-                                   call.batch,
-                                   call.input_zero_point,
-                                   input.data(),
-                                   output.data(),
-                                   stage,
-                                   detail::resolve_threads(options.threads)};
+  // With the caller's pool, every parallel_for of this call runs on it and the engine sizes its
+  // work for the pool's threads.
+  const detail::HostPoolScope pool(options.pool);
+  const int threads = options.pool != nullptr ? detail::host_pool_threads(options.pool)
+                                              : detail::resolve_threads(options.threads);
+  const detail::RunContext context{
+      impl.problem, call.batch, call.input_zero_point, input.data(), output.data(), stage, threads};
   impl.kernel->run(context);
 }
 

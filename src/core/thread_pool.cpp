@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/thread_pool.hpp"
 
+#include <pthreadpool.h>
+
 #include <algorithm>
 #include <atomic>
 
@@ -130,6 +132,7 @@ void ThreadPool::run(int threads, std::int64_t count, Body body, const void* con
     return;
   }
   ensure_workers(static_cast<int>(parallelism - 1));
+  shared_calls_.fetch_add(1, std::memory_order_relaxed);
 
   // A few chunks per thread, so that a thread delayed by another caller's work holds up little.
   const std::int64_t chunks = std::min(count, parallelism * 4);
@@ -166,5 +169,91 @@ void ThreadPool::run(int threads, std::int64_t count, Body body, const void* con
   helper_left_.wait(lock, [&job] { return job.helpers_active == 0; });
   if (job.error) std::rethrow_exception(job.error);
 }
+
+// ---- The caller's pool -----------------------------------------------------------------------
+
+namespace {
+
+thread_local pthreadpool_t host_pool = nullptr;
+thread_local bool in_host_task = false;
+
+// Marks this thread as running a host pool's body until the scope ends.
+class InsideHostTask {
+ public:
+  InsideHostTask() : was_inside_(in_host_task) { in_host_task = true; }
+  ~InsideHostTask() { in_host_task = was_inside_; }
+  InsideHostTask(const InsideHostTask&) = delete;
+  InsideHostTask& operator=(const InsideHostTask&) = delete;
+
+ private:
+  bool was_inside_;
+};
+
+// One call on a host pool. It lives on the caller's stack; pthreadpool returns only after every
+// tile has run. The two atomics carry the happens-before edges (caller → tiles, tiles → caller)
+// in code a race detector sees: pthreadpool's own synchronisation happens inside the library.
+struct HostJob {
+  ThreadPool::Body body;
+  const void* context;
+  std::int64_t count;
+  std::atomic<bool> published{false};
+  std::atomic<bool> failed{false};
+  std::atomic<std::int64_t> tiles_done{0};
+  std::exception_ptr error = nullptr;  // written once, by the tile that set `failed`
+};
+
+void run_host_tile(void* raw, std::size_t begin, std::size_t tile) {
+  HostJob& job = *static_cast<HostJob*>(raw);
+  (void)job.published.load(std::memory_order_acquire);
+  if (!job.failed.load(std::memory_order_relaxed)) {
+    const InsideHostTask inside;
+    try {
+      const auto first = static_cast<std::int64_t>(begin);
+      job.body(job.context, first, std::min(job.count, first + static_cast<std::int64_t>(tile)));
+    } catch (...) {
+      // An exception must not unwind through pthreadpool's C frames: it is kept for the caller.
+      if (!job.failed.exchange(true, std::memory_order_relaxed)) {
+        job.error = std::current_exception();
+      }
+    }
+  }
+  job.tiles_done.fetch_add(1, std::memory_order_release);
+}
+
+}  // namespace
+
+int host_pool_threads(pthreadpool_t pool) {
+  constexpr std::size_t kMost = 1 << 16;  // keeps tile arithmetic far from overflow
+  return static_cast<int>(std::clamp<std::size_t>(pthreadpool_get_threads_count(pool), 1, kMost));
+}
+
+void run_on_host_pool(pthreadpool_t pool, std::int64_t count, ThreadPool::Body body,
+                      const void* context) {
+  if (count <= 0) return;
+  const std::int64_t threads = host_pool_threads(pool);
+  if (threads == 1 || count == 1) {
+    // pthreadpool would run it on this thread too; the nesting rule still holds for the body.
+    const InsideHostTask inside;
+    body(context, 0, count);
+    return;
+  }
+  // A few tiles per thread, as ThreadPool::run cuts its chunks.
+  const std::int64_t tiles = std::min(count, threads * 4);
+  const std::int64_t tile = (count + tiles - 1) / tiles;
+  HostJob job{.body = body, .context = context, .count = count};
+  job.published.store(true, std::memory_order_release);
+  pthreadpool_parallelize_1d_tile_1d(pool, &run_host_tile, &job, static_cast<std::size_t>(count),
+                                     static_cast<std::size_t>(tile), /*flags=*/0);
+  (void)job.tiles_done.load(std::memory_order_acquire);
+  if (job.failed.load(std::memory_order_relaxed)) std::rethrow_exception(job.error);
+}
+
+pthreadpool_t current_host_pool() { return host_pool; }
+
+bool inside_host_pool_task() { return in_host_task; }
+
+HostPoolScope::HostPoolScope(pthreadpool_t pool) : previous_(host_pool) { host_pool = pool; }
+
+HostPoolScope::~HostPoolScope() { host_pool = previous_; }
 
 }  // namespace qconv::detail

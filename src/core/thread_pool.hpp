@@ -8,6 +8,10 @@
 // Each index is given to exactly one body call, so a body that writes only what its indices own
 // computes the same result for every thread count. After the pool has grown to the largest thread
 // count asked for, a call allocates nothing: its bookkeeping lives on the caller's stack.
+//
+// A host that already has a pool hands it in instead (RunOptions::pool, a pthreadpool_t as
+// XNNPACK takes): for the duration of one Plan::execute (HostPoolScope), every parallel_for of
+// the calling thread runs on that pool's threads, and this pool is neither started nor woken.
 #pragma once
 
 #include <atomic>
@@ -18,6 +22,9 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+// pthreadpool's handle, declared as <pthreadpool.h> (and qconv/plan.hpp) declare it.
+typedef struct pthreadpool* pthreadpool_t;  // NOLINT(modernize-use-using): C's own declaration
 
 namespace qconv::detail {
 
@@ -43,6 +50,8 @@ class ThreadPool {
 
   // Workers started so far (for tests).
   int workers() const;
+  // Calls that handed work to the workers so far (for tests: a call on a host pool adds none).
+  std::int64_t shared_calls() const { return shared_calls_.load(std::memory_order_relaxed); }
 
   // More threads than this are never started; larger requests share them.
   static constexpr int kMaxWorkers = 255;
@@ -65,6 +74,35 @@ class ThreadPool {
   Job* queue_tail_ = nullptr;
   std::vector<std::thread> workers_;
   bool stopping_ = false;
+  std::atomic<std::int64_t> shared_calls_{0};
+};
+
+// Runs body(context, begin, end) over tiles covering [0, count) on the caller's pthreadpool (the
+// calling thread is one of its threads, as pthreadpool does) and returns when all are done. As
+// ThreadPool::run: each index goes to exactly one body call, an exception thrown by a body stops
+// the remaining tiles and is rethrown here, and nothing is allocated. A parallel_for made inside
+// a body runs on the thread that makes it (pthreadpool's calls do not nest).
+void run_on_host_pool(pthreadpool_t pool, std::int64_t count, ThreadPool::Body body,
+                      const void* context);
+
+// The number of threads of a host pool (pthreadpool_get_threads_count, at least 1).
+int host_pool_threads(pthreadpool_t pool);
+
+// The host pool parallel_for uses on this thread: null for none (qconv's own pool).
+pthreadpool_t current_host_pool();
+// Whether this thread is running a body that run_on_host_pool handed it.
+bool inside_host_pool_task();
+
+// Makes `pool` the calling thread's host pool until the scope ends (null: qconv's own pool).
+class HostPoolScope {
+ public:
+  explicit HostPoolScope(pthreadpool_t pool);
+  ~HostPoolScope();
+  HostPoolScope(const HostPoolScope&) = delete;
+  HostPoolScope& operator=(const HostPoolScope&) = delete;
+
+ private:
+  pthreadpool_t previous_;
 };
 
 }  // namespace qconv::detail

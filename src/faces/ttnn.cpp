@@ -9,6 +9,7 @@
 #include <limits>
 #include <utility>
 
+#include "core/allocation.hpp"
 #include "core/check.hpp"
 #include "core/plan_impl.hpp"
 #include "faces/common.hpp"
@@ -24,6 +25,7 @@ using detail::require;
 // The geometry arguments every entry point takes, in ttnn's names.
 struct Geometry {
   Layout input_layout;
+  std::optional<DType> input_dtype;  // conv2d: the input tensor's own; else conv_config's
   std::int64_t in_channels;
   std::int64_t out_channels;
   std::int64_t batch_size;
@@ -84,7 +86,7 @@ constexpr detail::FieldName kFieldNames[] = {
     {"pad_bottom", "padding[bottom]"},
     {"pad_left", "padding[left]"},
     {"pad_right", "padding[right]"},
-    {"input_dtype", "conv_config.input_dtype"},
+    {"input_dtype", "input_dtype"},
     {"output_dtype", "conv_config.dtype"},
     {"output_layout", "conv_config.output_layout"},
     {"weight_dtype", "weight_tensor.dtype"},
@@ -112,8 +114,43 @@ Geometry geometry_of(Layout input_layout, std::int64_t in_channels, std::int64_t
                      std::array<std::int64_t, 2> kernel_size, std::array<std::int64_t, 2> stride,
                      const std::vector<std::int64_t>& padding, std::array<std::int64_t, 2> dilation,
                      std::int64_t groups) {
-  return {input_layout, in_channels, out_channels, batch_size, input_height, input_width,
-          kernel_size,  stride,      padding,      dilation,   groups};
+  return {input_layout, std::nullopt, in_channels, out_channels, batch_size, input_height,
+          input_width,  kernel_size,  stride,      padding,      dilation,   groups};
+}
+
+// conv2d's geometry: the input's layout and dtype are the input tensor's own, as a ttnn tensor
+// carries them.
+Geometry call_geometry(const ConstTensorView& input_tensor, std::int64_t in_channels,
+                       std::int64_t out_channels, std::int64_t batch_size,
+                       std::int64_t input_height, std::int64_t input_width,
+                       std::array<std::int64_t, 2> kernel_size, std::array<std::int64_t, 2> stride,
+                       const std::vector<std::int64_t>& padding,
+                       std::array<std::int64_t, 2> dilation, std::int64_t groups) {
+  Geometry g =
+      geometry_of(input_tensor.layout(), in_channels, out_channels, batch_size, input_height,
+                  input_width, kernel_size, stride, padding, dilation, groups);
+  if (!input_tensor.empty()) g.input_dtype = input_tensor.dtype();
+  return g;
+}
+
+// ttnn's flattened activations: an NHWC tensor [1, 1, N·H·W, C] (what ttnn's conv2d returns and
+// its next conv2d takes) is read as [N, H, W, C], with N, H and W the call's batch_size,
+// input_height and input_width. Any other tensor is read as it is.
+ConstTensorView unflattened(const ConstTensorView& input, const Geometry& g) {
+  if (input.empty() || input.layout() != Layout::NHWC || input.shape().size() != 4) return input;
+  const Shape& s = input.shape();
+  if (s[0] != 1 || s[1] != 1 || g.batch_size < 1 || g.input_height < 1 || g.input_width < 1)
+    return input;
+  std::int64_t rows = 0, pixels = 0;
+  if (__builtin_mul_overflow(g.batch_size, g.input_height, &rows) ||
+      __builtin_mul_overflow(rows, g.input_width, &pixels) || s[2] != pixels) {
+    return input;
+  }
+  return {input.data(),
+          input.capacity_bytes(),
+          input.dtype(),
+          Layout::NHWC,
+          {g.batch_size, g.input_height, g.input_width, s[3]}};
 }
 
 Activation activation_of(const Conv2dConfig& config) {
@@ -151,7 +188,8 @@ ProblemDesc problem_desc(const Geometry& g, const WeightFormat& weights, bool ha
   detail::set_padding(
       d, detail::padding_from(g.padding, detail::PaddingOrder::top_bottom_left_right, "padding"));
 
-  d.input_dtype = parse_dtype(conv_config.input_dtype, "conv_config.input_dtype");
+  d.input_dtype = g.input_dtype ? *g.input_dtype
+                                : parse_dtype(conv_config.input_dtype, "conv_config.input_dtype");
   d.weight_dtype = weights.dtype;
   d.output_dtype = parse_dtype(conv_config.dtype, "conv_config.dtype");
   d.input_layout = g.input_layout;
@@ -192,7 +230,7 @@ std::pair<std::vector<std::int32_t>, std::vector<float>> copy_bias(const ConstTe
   return {{bias.as<std::int32_t>(), bias.as<std::int32_t>() + count}, {}};
 }
 
-Conv2dResult run_prepared(const ConstTensorView& input_tensor, const PreparedWeights& weights,
+Conv2dResult run_prepared(const ConstTensorView& call_input, const PreparedWeights& weights,
                           const Geometry& geometry, const PreparedBias* bias,
                           const Conv2dConfig& conv_config, const ComputeConfig& compute_config,
                           bool return_output_dim, bool return_weights_and_bias) {
@@ -211,6 +249,7 @@ Conv2dResult run_prepared(const ConstTensorView& input_tensor, const PreparedWei
                                               conv_config, compute_config),
                                  "bias");
   }
+  const ConstTensorView input_tensor = unflattened(call_input, geometry);
   // (An input of another rank is refused by execute, which names its shape.)
   if (!input_tensor.empty() && input_tensor.shape().size() == 4) {
     require<ShapeMismatch>(input_tensor.dim(0) == geometry.batch_size, "batch_size",
@@ -225,7 +264,26 @@ Conv2dResult run_prepared(const ConstTensorView& input_tensor, const PreparedWei
   options.input_zero_point = conv_config.input_zero_point.value_or(compute_config.input_zero_point);
 
   Conv2dResult result;
-  result.output = plan.execute(input_tensor, bias ? bias->view() : BiasView(), options);
+  if (input_tensor.empty() || input_tensor.shape().size() != 4) {
+    result.output = plan.execute(input_tensor, BiasView(), options);  // refused, naming the shape
+  }
+  // ttnn's output: NHWC as [1, 1, N·H·W, C]; NCHW (qconv's own choice) as [N, C, H, W].
+  const Problem& problem = plan.problem();
+  const ProblemDesc& d = problem.desc();
+  const Shape shape = problem.output_shape(geometry.batch_size);
+  try {
+    result.output = Tensor(d.output_dtype, d.output_layout,
+                           d.output_layout == Layout::NHWC
+                               ? Shape{1, 1, shape[0] * shape[1] * shape[2], shape[3]}
+                               : shape);
+  } catch (const std::bad_alloc& e) {
+    throw detail::AllocationFailure(std::string("output: ") + e.what() +
+                                    " (the output of this call; a smaller batch needs less)");
+  }
+  plan.execute(input_tensor,
+               TensorView(result.output.data(), result.output.bytes(), d.output_dtype,
+                          d.output_layout, shape),
+               bias ? bias->view() : BiasView(), options);
   if (return_output_dim) {
     result.output_dim = {plan.problem().out_height(), plan.problem().out_width()};
   }
@@ -301,10 +359,9 @@ Conv2dResult conv2d(const ConstTensorView& input_tensor, const PreparedWeights& 
                     const Conv2dConfig& conv_config, const ComputeConfig& compute_config,
                     bool return_output_dim, bool return_weights_and_bias) {
   return detail::in_face_words(kFieldNames, [&] {
-    // ttnn tensors carry their layout: the input's says which activation layout this call uses.
     const Geometry geometry =
-        geometry_of(input_tensor.layout(), in_channels, out_channels, batch_size, input_height,
-                    input_width, kernel_size, stride, padding, dilation, groups);
+        call_geometry(input_tensor, in_channels, out_channels, batch_size, input_height,
+                      input_width, kernel_size, stride, padding, dilation, groups);
     return run_prepared(input_tensor, weight_tensor, geometry, bias_tensor, conv_config,
                         compute_config, return_output_dim, return_weights_and_bias);
   });
@@ -320,10 +377,10 @@ Conv2dResult conv2d(const ConstTensorView& input_tensor, const QuantizedWeights&
                     const ComputeConfig& compute_config, bool return_output_dim,
                     bool return_weights_and_bias) {
   return detail::in_face_words(kFieldNames, [&] {
-    // Prepared, then run, with the one geometry: the input tensor's layout is the input layout.
+    // Prepared, then run, with the one geometry: the input tensor's layout and dtype.
     const Geometry geometry =
-        geometry_of(input_tensor.layout(), in_channels, out_channels, batch_size, input_height,
-                    input_width, kernel_size, stride, padding, dilation, groups);
+        call_geometry(input_tensor, in_channels, out_channels, batch_size, input_height,
+                      input_width, kernel_size, stride, padding, dilation, groups);
     const PreparedWeights weights =
         prepare_weights(weight_tensor, weights_format, geometry, bias_tensor.has_value(),
                         conv_config, compute_config);

@@ -6,9 +6,12 @@
 // reference engine is slow, and the spatial size changes no allocation (the channels and kernel,
 // which size every per-channel table, are the real ones).
 #include <gtest/gtest.h>
+#include <pthreadpool.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -79,10 +82,16 @@ qconv::Problem resnet_3x3(bool has_bias) {
   return qconv::Problem(d);
 }
 
+// (with a bias, threads): a negative thread count stands for a host pool of that many threads
+// (RunOptions::pool), made before counting starts, as a host's pool is.
 class ExecuteAllocations : public ::testing::TestWithParam<std::tuple<bool, int>> {};
 
 TEST_P(ExecuteAllocations, NoneAfterTheFirstCall) {
   const auto [with_bias, threads] = GetParam();
+  const std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool(
+      threads < 0 ? pthreadpool_create(static_cast<std::size_t>(-threads)) : nullptr,
+      &pthreadpool_destroy);
+  ASSERT_EQ(threads < 0, pool != nullptr);
   const qconv::Problem problem = resnet_3x3(with_bias);
   const auto weights = random_bytes(kChannels * 9 * kChannels, 1, 200);
   const auto plan = qconv::Plan::prepare(
@@ -100,7 +109,7 @@ TEST_P(ExecuteAllocations, NoneAfterTheFirstCall) {
                                      {1, kSize, kSize, kChannels});
   const qconv::TensorView output(std::span<std::uint8_t>(y), DType::u8, Layout::NHWC,
                                  {1, kSize, kSize, kChannels});
-  const qconv::RunOptions options{threads, std::nullopt};
+  const qconv::RunOptions options{std::max(threads, 1), std::nullopt, pool.get()};
 
   plan.execute(input, output, bias, options);  // the first call may start the pool's workers
   const auto first = y;
@@ -125,7 +134,7 @@ TEST_P(ExecuteAllocations, NoneAfterTheFirstCall) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BiasAndThreads, ExecuteAllocations,
-                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2)));
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2, -1, -3)));
 
 // The checks still run in full on the allocation-free path: a bad call gets the whole message.
 TEST(ExecuteChecks, StillNameTheFieldValueAndRule) {

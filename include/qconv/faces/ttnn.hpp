@@ -6,7 +6,13 @@
 // and the given one). Fixed at preparation: every argument of prepare_conv_weights except
 // batch_size, which may change between calls, and the input zero point: each call uses its own
 // compute_config.input_zero_point, or conv_config.input_zero_point when that is set. The input
-// layout of a call is the input tensor's own.
+// layout and dtype of a call are the input tensor's own (conv_config.input_dtype is read when
+// preparing).
+//
+// Shapes are ttnn's: conv2d returns an NHWC output as [1, 1, N·H·W, C] (an NCHW one, qconv's own
+// choice, as [N, C, H, W]), and takes an NHWC input either as [N, H, W, C] or in that flattened
+// form, [1, 1, N·H·W, C], read with the call's batch_size, input_height and input_width.
+// ttnn's device-only arguments (device, memory configs, DRAM slicing) have no counterpart here.
 #pragma once
 
 #include <array>
@@ -98,7 +104,7 @@ PreparedBias prepare_conv_bias(const ConstTensorView& bias_tensor, const std::st
                                const ComputeConfig& compute_config = {});
 
 struct Conv2dResult {
-  Tensor output{};
+  Tensor output{};  // NHWC: [1, 1, N·H·W, C], as ttnn; NCHW: [N, C, H, W]
   std::optional<std::array<std::int64_t, 2>> output_dim;  // [out_height, out_width]
   std::optional<PreparedWeights> weights{};               // return_weights_and_bias
   std::optional<PreparedBias> bias{};
