@@ -77,10 +77,11 @@ RandomProblemOptions ordinary(Rng& rng) {
   opt.op = rng.chance(0.75) ? OpKind::conv2d : OpKind::conv2d_transpose;
   opt.input_layout = Layout::NHWC;
   opt.output_layout = Layout::NHWC;
-  opt.depthwise = rng.chance(0.1);
+  opt.depthwise = rng.chance(0.15);
+  opt.max_depthwise_channels_wide = 150;  // depthwise: tails past 16, 32 and 64 channels
   opt.max_groups = rng.pick<std::int64_t>({1, 1, 1, 4});
   opt.max_channels_per_group = rng.pick<std::int64_t>({3, 8, 20, 80});
-  opt.max_kernel = rng.pick<std::int64_t>({1, 3, 5});
+  opt.max_kernel = rng.pick<std::int64_t>({1, 3, 5, 7});
   opt.max_stride = rng.pick<std::int64_t>({1, 2, 3});
   opt.max_dilation = rng.pick<std::int64_t>({1, 1, 2});
   opt.max_padding = rng.pick<std::int64_t>({0, 1, 3});

@@ -64,8 +64,11 @@ struct RandomProblemOptions {
   std::int64_t max_batch = 3;
   std::int64_t max_groups = 3;  // besides depthwise
   std::int64_t max_channels_per_group = 4;
-  std::int64_t max_multiplier = 3;  // depthwise: out_channels = multiplier · in_channels
+  std::int64_t max_multiplier = 4;  // depthwise: out_channels = multiplier · in_channels
   std::int64_t max_depthwise_channels = 6;
+  // When above max_depthwise_channels: half the depthwise problems draw up to this many channels
+  // (tails past 16, 32 and 64 lanes).
+  std::int64_t max_depthwise_channels_wide = 0;
   std::int64_t max_extent = 8;  // input height and width
   std::int64_t max_kernel = 4;
   std::int64_t max_stride = 4;
@@ -111,7 +114,10 @@ inline void draw_geometry(Rng& rng, const RandomProblemOptions& opt, ProblemDesc
   const bool depthwise =
       d.weight_layout == Layout::HWOI || opt.depthwise.value_or(rng.chance(0.25));
   if (depthwise) {
-    d.in_channels = rng.uniform(1, opt.max_depthwise_channels);
+    const bool wide =
+        opt.max_depthwise_channels_wide > opt.max_depthwise_channels && rng.chance(0.5);
+    d.in_channels =
+        rng.uniform(1, wide ? opt.max_depthwise_channels_wide : opt.max_depthwise_channels);
     d.groups = d.in_channels;
     d.out_channels = d.in_channels * rng.uniform(1, opt.max_multiplier);
   } else {

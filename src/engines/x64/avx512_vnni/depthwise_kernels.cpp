@@ -1,48 +1,323 @@
 // SPDX-License-Identifier: Apache-2.0
-// Depthwise tiles: channels in lanes, up to 6 output pixels x 64 channels, two taps per vpdpwssd,
-// (x − zx) · (w − zw) in s32 — exact, so the output stage needs no correction. Built with AVX-512
-// flags: see kernels.hpp for why this file uses no standard-library templates.
+// Depthwise kernels, four taps per vpdpbusd: channels in lanes, each s32 lane's 4 bytes the same
+// input column of 4 kernel rows, so one vpdpbusd does 4 taps of 16 channels (the 2-taps-per-
+// vpdpwssd form it replaces needed twice the instructions and widened every byte to 16 bits).
+//
+// depthwise_columns(): per output row, the 4 input rows of each group interleaved with byte and
+// word unpacks (vpunpck{l,h}bw, vpunpck{l,h}wd) into columns of 4·width bytes, channels in order
+// (the unpacks work inside 128-bit lanes: each row is loaded with its 4-byte channel groups
+// permuted to match, see channel_order). An interleaved column is shared by every output pixel
+// whose window covers it (3 pixels of a 3x3 stride-1 row).
+//
+// depthwise_outputs(): tiles of 4 to 8 pixels, one 16-channel vector at a time (its weight vector
+// per tap reused across the tile's pixels), then the output stage once for the run of pixels. The
+// sums start at −zx·Σ(w − zw) and add x·(w − zw) with padding read as zx, so they are exact:
+// Σ (x − zx)(w − zw) over the window. 3-column kernels (3x3) have their taps unrolled.
+//
+// Built with AVX-512 flags: see kernels.hpp for why this file uses no standard-library templates.
 #include <immintrin.h>
 
 #include "engines/x64/avx512_vnni/kernels.hpp"
 
 namespace qconv::detail::avx512_vnni {
+namespace {
 
-void depthwise_tile(const DepthwiseTile& t) {
-  // Two taps per vpdpwssd: their input bytes interleaved and widened to 16 bits, less zx, times
-  // (w − zw) of both taps as 16-bit pairs (|x − zx|, |w − zw| ≤ 255: each product and the pair's
-  // sum are exact in s32).
-  const __m512i zx = _mm512_set1_epi16(static_cast<short>(t.zero_point));
-  const int vectors = (t.channels + 15) / 16;
-  for (int j = 0; j < vectors; ++j) {
-    const std::int32_t left = t.channels - 16 * j;
-    const __mmask16 mask =
-        left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
-    for (std::int32_t i = 0; i < t.rows; ++i) {
-      const std::int64_t row = t.first_row + i * t.row_stride + 16 * j;
-      __m512i acc = _mm512_setzero_si512();
-      std::int32_t tap = 0;
-      for (; tap + 1 < t.taps; tap += 2) {
-        // Masked: the last channels of the last pixel are the tensor's last bytes.
-        const __m128i a = _mm_maskz_loadu_epi8(mask, t.input + (row + t.tap_offsets[tap]));
-        const __m128i b = _mm_maskz_loadu_epi8(mask, t.input + (row + t.tap_offsets[tap + 1]));
-        const __m256i pairs = _mm256_set_m128i(_mm_unpackhi_epi8(a, b), _mm_unpacklo_epi8(a, b));
-        const __m512i x = _mm512_sub_epi16(_mm512_cvtepu8_epi16(pairs), zx);
-        // The pair's weights: tap's and tap + 1's, interleaved as 16-bit values.
-        const __m512i w = _mm512_loadu_si512(t.weights + (tap / 2) * 128 + 32 * j);
-        acc = _mm512_dpwssd_epi32(acc, x, w);
-      }
-      if (tap < t.taps) {  // an odd last tap, paired with nothing (its partner weight is 0)
-        const __m128i a = _mm_maskz_loadu_epi8(mask, t.input + (row + t.tap_offsets[tap]));
-        const __m256i pairs = _mm256_set_m128i(_mm_unpackhi_epi8(a, _mm_setzero_si128()),
-                                               _mm_unpacklo_epi8(a, _mm_setzero_si128()));
-        __m512i x = _mm512_sub_epi16(_mm512_cvtepu8_epi16(pairs), zx);
-        x = _mm512_and_si512(x, _mm512_set1_epi32(0xffff));  // the partner lane: 0, not −zx
-        const __m512i w = _mm512_loadu_si512(t.weights + (tap / 2) * 128 + 32 * j);
-        acc = _mm512_dpwssd_epi32(acc, x, w);
-      }
-      _mm512_store_si512(t.acc + i * 64 + 16 * j, acc);
+// The order of 4-byte channel groups that makes the unpacks below leave channels in order: the
+// unpacks put a row's group 4·l + q (128-bit lane l) into vector q, lane l, so group 4·l + q is
+// loaded with channels 16·q + 4·l .. + 3 (width 64; width 32: 8·q + 4·l, in the low 256 bits;
+// width 16 is in order already). One vpermd per row and column, instead of putting each pixel's
+// sums back in order.
+template <int kWidth>
+inline __m512i channel_order() {
+  if constexpr (kWidth == 64) {
+    return _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  } else {
+    return _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  }
+}
+
+// The bytes of one input column of one row, in channel_order: `width` channels (m = 1), or the span
+// of input channels widened to one byte per output lane (m ≥ 2: vpermw on 16-bit copies picks
+// each lane's input byte, vpmovwb narrows back).
+// kFull: 64 channels, all in the block: a plain load, which vpermd takes as its memory operand (a
+// masked load costs a shuffle-port uop besides).
+template <int kWidth, bool kExpand, bool kFlip, bool kFull>
+inline __m512i load_row(const std::uint8_t* at, __mmask64 mask, __m512i expand_low,
+                        __m512i expand_high, __m512i order) {
+  __m512i v;
+  if constexpr (kFull) {
+    v = _mm512_loadu_si512(at);
+  } else if constexpr (!kExpand) {
+    v = _mm512_maskz_loadu_epi8(mask, at);
+  } else {
+    const __m512i words =
+        _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(static_cast<__mmask32>(mask), at));
+    const __m256i low = _mm512_cvtepi16_epi8(_mm512_permutexvar_epi16(expand_low, words));
+    const __m256i high = _mm512_cvtepi16_epi8(_mm512_permutexvar_epi16(expand_high, words));
+    v = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+  }
+  if constexpr (kWidth != 16) v = _mm512_permutexvar_epi32(order, v);
+  if constexpr (kFlip) v = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+  return v;
+}
+
+// Four interleaved vectors q of a column: its first `kWidth` / 16 128-bit lanes each.
+template <int kWidth>
+inline void store_column(std::uint8_t* out, __m512i q0, __m512i q1, __m512i q2, __m512i q3) {
+  if constexpr (kWidth == 64) {
+    _mm512_store_si512(out, q0);
+    _mm512_store_si512(out + 64, q1);
+    _mm512_store_si512(out + 128, q2);
+    _mm512_store_si512(out + 192, q3);
+  } else if constexpr (kWidth == 32) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(q0));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 32), _mm512_castsi512_si256(q1));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 64), _mm512_castsi512_si256(q2));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 96), _mm512_castsi512_si256(q3));
+  } else {
+    _mm_store_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(q0));
+    _mm_store_si128(reinterpret_cast<__m128i*>(out + 16), _mm512_castsi512_si128(q1));
+    _mm_store_si128(reinterpret_cast<__m128i*>(out + 32), _mm512_castsi512_si128(q2));
+    _mm_store_si128(reinterpret_cast<__m128i*>(out + 48), _mm512_castsi512_si128(q3));
+  }
+}
+
+template <int kWidth, bool kExpand, bool kFlip, bool kFull>
+void build_columns(const DepthwiseColumns& c) {
+  constexpr int kColumnBytes = 4 * kWidth;
+  const __m512i fill = _mm512_set1_epi8(static_cast<char>(c.zero_point));
+  const __m512i order = channel_order<kWidth>();
+  const __mmask64 mask = c.input_bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << c.input_bytes) - 1;
+  __m512i expand_low = _mm512_setzero_si512(), expand_high = _mm512_setzero_si512();
+  if constexpr (kExpand) {
+    expand_low = _mm512_loadu_si512(c.expand);
+    expand_high = _mm512_loadu_si512(c.expand + 32);
+  }
+  // Buffer columns [0, left) and [right, columns) lie outside the input.
+  const std::int64_t left64 = c.first_column < 0 ? -c.first_column : 0;
+  const std::int32_t left = left64 < c.columns ? static_cast<std::int32_t>(left64) : c.columns;
+  std::int64_t right64 = c.in_width - c.first_column;
+  if (right64 > c.columns) right64 = c.columns;
+  const std::int32_t right = right64 < left ? left : static_cast<std::int32_t>(right64);
+  for (std::int32_t g = 0; g < c.groups; ++g) {
+    std::uint8_t* out = c.out + static_cast<std::int64_t>(g) * c.columns * kColumnBytes;
+    const std::uint8_t* row[4];
+    for (int i = 0; i < 4; ++i) {
+      const std::uint8_t* r = c.rows[g * 4 + i];
+      row[i] = r != nullptr ? r + c.first_column * c.pixel_bytes : nullptr;
     }
+    for (std::int32_t j = 0; j < left; ++j) {
+      store_column<kWidth>(out + j * kColumnBytes, fill, fill, fill, fill);
+    }
+    const std::int64_t step = c.pixel_bytes;
+    // A null row (padding, or past the kernel's rows) is the zero point: a predictable branch.
+    const auto load = [&](int i, std::int32_t j) {
+      return row[i] != nullptr ? load_row<kWidth, kExpand, kFlip, kFull>(
+                                     row[i] + j * step, mask, expand_low, expand_high, order)
+                               : fill;
+    };
+    for (std::int32_t j = left; j < right; ++j) {
+      const __m512i a = load(0, j), b = load(1, j), x = load(2, j), y = load(3, j);
+      const __m512i ab_low = _mm512_unpacklo_epi8(a, b), ab_high = _mm512_unpackhi_epi8(a, b);
+      const __m512i xy_low = _mm512_unpacklo_epi8(x, y), xy_high = _mm512_unpackhi_epi8(x, y);
+      store_column<kWidth>(out + j * kColumnBytes, _mm512_unpacklo_epi16(ab_low, xy_low),
+                           _mm512_unpackhi_epi16(ab_low, xy_low),
+                           _mm512_unpacklo_epi16(ab_high, xy_high),
+                           _mm512_unpackhi_epi16(ab_high, xy_high));
+    }
+    for (std::int32_t j = right; j < c.columns; ++j) {
+      store_column<kWidth>(out + j * kColumnBytes, fill, fill, fill, fill);
+    }
+  }
+}
+
+// Blocks of 32 or 16 channels (m = 1) in ymm or xmm registers: 256- and 128-bit byte unpacks issue
+// on two ports where 512-bit ones have one, and half the lanes of a zmm would be wasted.
+template <int kWidth>
+struct Narrow;
+template <>
+struct Narrow<32> {
+  using V = __m256i;
+  static __m256i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
+    const __m256i v = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at))
+                           : _mm256_maskz_loadu_epi8(mask, at);
+    // Channel groups in the order of channel_order<32>: the unpacks then leave them in order.
+    return _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+  }
+  static __m256i fill(std::uint8_t v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+  static __m256i flip(__m256i v) { return _mm256_xor_si256(v, fill(0x80)); }
+  static __m256i lo8(__m256i a, __m256i b) { return _mm256_unpacklo_epi8(a, b); }
+  static __m256i hi8(__m256i a, __m256i b) { return _mm256_unpackhi_epi8(a, b); }
+  static __m256i lo16(__m256i a, __m256i b) { return _mm256_unpacklo_epi16(a, b); }
+  static __m256i hi16(__m256i a, __m256i b) { return _mm256_unpackhi_epi16(a, b); }
+  static void store(std::uint8_t* at, __m256i v) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(at), v);
+  }
+};
+template <>
+struct Narrow<16> {
+  using V = __m128i;
+  static __m128i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
+    return full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(at))
+                : _mm_maskz_loadu_epi8(static_cast<__mmask16>(mask), at);
+  }
+  static __m128i fill(std::uint8_t v) { return _mm_set1_epi8(static_cast<char>(v)); }
+  static __m128i flip(__m128i v) { return _mm_xor_si128(v, fill(0x80)); }
+  static __m128i lo8(__m128i a, __m128i b) { return _mm_unpacklo_epi8(a, b); }
+  static __m128i hi8(__m128i a, __m128i b) { return _mm_unpackhi_epi8(a, b); }
+  static __m128i lo16(__m128i a, __m128i b) { return _mm_unpacklo_epi16(a, b); }
+  static __m128i hi16(__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); }
+  static void store(std::uint8_t* at, __m128i v) {
+    _mm_store_si128(reinterpret_cast<__m128i*>(at), v);
+  }
+};
+
+template <int kWidth, bool kFlip>
+void build_narrow_columns(const DepthwiseColumns& c) {
+  using N = Narrow<kWidth>;
+  using V = typename N::V;
+  constexpr int kBytes = kWidth;  // one byte per channel
+  constexpr int kColumnBytes = 4 * kBytes;
+  const V fill = N::fill(c.zero_point);
+  const bool full = c.input_bytes >= kBytes;
+  const std::uint32_t mask = full ? ~std::uint32_t{0} : (std::uint32_t{1} << c.input_bytes) - 1;
+  const std::int64_t left64 = c.first_column < 0 ? -c.first_column : 0;
+  const std::int32_t left = left64 < c.columns ? static_cast<std::int32_t>(left64) : c.columns;
+  std::int64_t right64 = c.in_width - c.first_column;
+  if (right64 > c.columns) right64 = c.columns;
+  const std::int32_t right = right64 < left ? left : static_cast<std::int32_t>(right64);
+  const auto store = [&](std::uint8_t* at, V q0, V q1, V q2, V q3) {
+    N::store(at, q0);
+    N::store(at + kBytes, q1);
+    N::store(at + 2 * kBytes, q2);
+    N::store(at + 3 * kBytes, q3);
+  };
+  for (std::int32_t g = 0; g < c.groups; ++g) {
+    std::uint8_t* out = c.out + static_cast<std::int64_t>(g) * c.columns * kColumnBytes;
+    const std::uint8_t* row[4];
+    for (int i = 0; i < 4; ++i) {
+      const std::uint8_t* r = c.rows[g * 4 + i];
+      row[i] = r != nullptr ? r + c.first_column * c.pixel_bytes : nullptr;
+    }
+    for (std::int32_t j = 0; j < left; ++j) store(out + j * kColumnBytes, fill, fill, fill, fill);
+    const std::int64_t step = c.pixel_bytes;
+    const auto load = [&](int i, std::int32_t j) {
+      if (row[i] == nullptr) return fill;
+      const V v = N::load(row[i] + j * step, mask, full);
+      return kFlip ? N::flip(v) : v;
+    };
+    for (std::int32_t j = left; j < right; ++j) {
+      const V a = load(0, j), b = load(1, j), x = load(2, j), y = load(3, j);
+      const V ab_low = N::lo8(a, b), ab_high = N::hi8(a, b);
+      const V xy_low = N::lo8(x, y), xy_high = N::hi8(x, y);
+      store(out + j * kColumnBytes, N::lo16(ab_low, xy_low), N::hi16(ab_low, xy_low),
+            N::lo16(ab_high, xy_high), N::hi16(ab_high, xy_high));
+    }
+    for (std::int32_t j = right; j < c.columns; ++j) {
+      store(out + j * kColumnBytes, fill, fill, fill, fill);
+    }
+  }
+}
+
+template <int kWidth, bool kExpand>
+void build_columns_for(const DepthwiseColumns& c) {
+  const bool full = kWidth == 64 && !kExpand && c.input_bytes == 64;
+  if (full) {
+    if (c.flip) return build_columns<kWidth, kExpand, true, true>(c);
+    return build_columns<kWidth, kExpand, false, true>(c);
+  }
+  if (c.flip) return build_columns<kWidth, kExpand, true, false>(c);
+  build_columns<kWidth, kExpand, false, false>(c);
+}
+
+// kTaps: the column taps per group when fixed at compile time (3: a 3x3 kernel), else 0.
+template <int kVectors, int kTile, int kTaps>
+void run_tiles(const DepthwiseOutputs& o) {
+  constexpr std::int64_t kColumnBytes = 64 * kVectors;
+  // Locals: the sums' stores could alias anything the struct points to.
+  const std::uint8_t* const columns = o.columns;
+  const std::int8_t* const weights = o.weights;
+  const std::int32_t* const tap_columns = o.tap_columns;
+  std::int32_t* const sums = o.sums;
+  const std::int32_t groups = o.groups, pixels = o.pixels;
+  const std::int32_t taps = kTaps > 0 ? kTaps : o.taps;
+  const std::int64_t group_bytes = static_cast<std::int64_t>(o.buffer_columns) * kColumnBytes;
+  const std::int64_t pixel_bytes = static_cast<std::int64_t>(o.column_step) * kColumnBytes;
+  __m512i start[kVectors];
+  const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
+  for (int v = 0; v < kVectors; ++v) {
+    start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));
+  }
+  for (std::int32_t first = 0; first < pixels; first += kTile) {
+    const std::uint8_t* tile = columns + first * pixel_bytes;
+    std::int32_t* out = sums + first * 64;
+    // One vector of 16 channels at a time: kTile accumulators and one weight register live, so
+    // nothing spills; the vectors are independent, and out-of-order execution overlaps them.
+    for (int v = 0; v < kVectors; ++v) {
+      __m512i acc[kTile];
+      for (int p = 0; p < kTile; ++p) acc[p] = start[v];
+      for (std::int32_t g = 0; g < groups; ++g) {
+        const std::uint8_t* group = tile + g * group_bytes + 64 * v;
+        const std::int8_t* w_group =
+            weights + static_cast<std::int64_t>(g) * taps * kColumnBytes + 64 * v;
+#pragma GCC unroll 8
+        for (std::int32_t t = 0; t < taps; ++t) {
+          const std::uint8_t* at = group + tap_columns[t] * kColumnBytes;
+          const __m512i w = _mm512_load_si512(w_group + t * kColumnBytes);
+          for (int p = 0; p < kTile; ++p) {
+            acc[p] = _mm512_dpbusd_epi32(acc[p], _mm512_load_si512(at + p * pixel_bytes), w);
+          }
+        }
+      }
+      // Whole tiles (the buffer has room for the last one's extra pixels).
+      for (int p = 0; p < kTile; ++p) _mm512_store_si512(out + p * 64 + 16 * v, acc[p]);
+    }
+  }
+  // The output stage once for the whole run: its per-channel constants loaded once, and the sums
+  // long stored before they are read back.
+  if (o.epilogue != nullptr) {
+    o.epilogue(
+        {sums, pixels, o.channels, o.channel, nullptr, nullptr, true, o.output, o.output_stride},
+        *o.stage);
+  }
+}
+
+template <int kVectors, int kTile>
+void run_tiles_for(const DepthwiseOutputs& o) {
+  if (o.taps == 3) return run_tiles<kVectors, kTile, 3>(o);
+  run_tiles<kVectors, kTile, 0>(o);
+}
+
+template <int kVectors>
+void outputs_for_width(const DepthwiseOutputs& o) {
+  switch (o.tile) {
+    case 8: return run_tiles_for<kVectors, 8>(o);
+    case 4: return run_tiles_for<kVectors, 4>(o);
+    case 5: return run_tiles_for<kVectors, 5>(o);
+    default: return run_tiles_for<kVectors, 6>(o);
+  }
+}
+
+}  // namespace
+
+void depthwise_columns(const DepthwiseColumns& c) {
+  const bool expand = c.expand != nullptr;
+  switch (c.width) {
+    case 16:
+      if (expand) return build_columns_for<16, true>(c);
+      return c.flip ? build_narrow_columns<16, true>(c) : build_narrow_columns<16, false>(c);
+    case 32:
+      if (expand) return build_columns_for<32, true>(c);
+      return c.flip ? build_narrow_columns<32, true>(c) : build_narrow_columns<32, false>(c);
+    default: return expand ? build_columns_for<64, true>(c) : build_columns_for<64, false>(c);
+  }
+}
+
+void depthwise_outputs(const DepthwiseOutputs& o) {
+  switch (o.width) {
+    case 16: return outputs_for_width<1>(o);
+    case 32: return outputs_for_width<2>(o);
+    default: return outputs_for_width<4>(o);
   }
 }
 

@@ -6,6 +6,8 @@
 
 namespace qconv::detail::avx512_vnni {
 
+// No depthwise tile: the AVX-512 engines run depthwise problems on their own kernel
+// (depthwise_plan.cpp, engines.cpp), four taps per vpdpbusd.
 const gemm::KernelSet& kernel_set() {
   static constexpr gemm::KernelSet kernels{
       .name = "avx512_vnni",
@@ -20,7 +22,7 @@ const gemm::KernelSet& kernel_set() {
       .widen_weights = nullptr,
       .narrow_weights = nullptr,
       .input_widening = 1,
-      .depthwise_tile = &depthwise_tile,
+      .depthwise_tile = nullptr,
       .amx_available = &amx_available,
       .amx_begin = &amx_begin,
       .amx_end = &amx_end,

@@ -13,7 +13,6 @@
 namespace qconv::detail::avx512_vnni {
 
 using gemm::AmxBlock;
-using gemm::DepthwiseTile;
 using gemm::EpilogueKernel;
 using gemm::GemmTile;
 using gemm::GemmTileKernel;
@@ -63,14 +62,63 @@ void amx_begin();      // before a thread's first block of a run
 void amx_end();        // after its last: releases the tiles
 void amx_block(const AmxBlock& b);
 
-// Depthwise tiles (depthwise_kernels.cpp).
-void depthwise_tile(const DepthwiseTile& t);
-
 // im2col with masked loads (gemm_kernels.cpp).
 void gather_windows(const WindowGather& g);
 
 // The output stage in 16 lanes (epilogue_kernels.cpp).
 void correct_tile(const TileOutput& tile);
 EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype);
+
+// Depthwise (groups = C_in, C_out = m·C_in; output channel o reads input channel o / m), four
+// taps per vpdpbusd: channels in lanes, each s32 lane's 4 bytes the same input column of 4 kernel
+// rows (depthwise_kernels.cpp, planned by depthwise_plan.cpp). A block of `width` (16, 32 or 64)
+// output channels runs an output row at a time: depthwise_columns() interleaves each group's 4
+// input rows into columns of 4·width bytes (lane c of a column: channel c, its 4 rows' bytes),
+// then depthwise_outputs() sums the taps of a run of output pixels over those columns and writes
+// them through the output stage.
+struct DepthwiseColumns {
+  // Per group 4 rows, each the address of its input column 0 at the block's first input channel,
+  // or null (a padding row, or a slot past the kernel's rows): the zero point then.
+  const std::uint8_t* const* rows;  // [groups][4]
+  std::int32_t groups;
+  std::int64_t pixel_bytes;   // bytes between input columns (C_in)
+  std::int64_t in_width;      // columns outside [0, in_width) hold the zero point
+  std::int64_t first_column;  // input column of buffer column 0 (negative: left padding)
+  std::int32_t columns;       // buffer columns to build
+  std::int32_t width;         // 16, 32 or 64 output channels
+  std::int32_t input_bytes;   // bytes read per column: the channels, or (m ≥ 2) their span ≤ 32
+  const std::uint16_t* expand;  // m ≥ 2: per output lane, its byte in the span (64); else null
+  bool flip;                    // an s8 input: each byte xor 0x80 (read as u8, x + 128)
+  std::uint8_t zero_point;      // zx as u8 (an s8 input's + 128)
+  std::uint8_t* out;            // [groups][columns][4·width], 64-byte aligned
+};
+void depthwise_columns(const DepthwiseColumns& c);
+
+struct DepthwiseOutputs {
+  const std::uint8_t* columns;      // depthwise_columns()'s buffer
+  std::int32_t groups;              // of 4 kernel rows
+  std::int32_t buffer_columns;      // columns per group in the buffer
+  std::int32_t width;               // 16, 32 or 64
+  std::int32_t taps;                // column taps per group
+  const std::int32_t* tap_columns;  // per tap: the buffer column pixel 0 reads
+  // [group][tap][width][4] s8: w − zw of 4 kernel rows per channel (a w − zw outside s8 is split
+  // over taps that read the same column).
+  const std::int8_t* weights;
+  // Per channel: Σ(w − zw) over the taps; the sums start at −zx times it.
+  const std::int32_t* weight_sums;
+  std::int32_t zero_point;     // zx (u8)
+  std::int32_t pixels;         // output pixels of the run
+  std::int32_t column_step;    // buffer columns between consecutive pixels' windows
+  std::int32_t tile;           // pixels per register tile: 4, 5, 6 or 8
+  std::int32_t channels;       // valid output channels of the block (1 to width)
+  std::int64_t channel;        // the block's first output channel
+  void* output;                // pixel 0's first channel
+  std::int64_t output_stride;  // elements between consecutive pixels
+  // The output stage, or null: the caller applies the scalar stage to `sums`.
+  EpilogueKernel epilogue;
+  const StageView* stage;
+  std::int32_t* sums;  // out: the exact sums, [pixels rounded up to the tile][64], 64-byte aligned
+};
+void depthwise_outputs(const DepthwiseOutputs& o);
 
 }  // namespace qconv::detail::avx512_vnni

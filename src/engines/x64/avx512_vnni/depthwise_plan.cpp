@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: Apache-2.0
+// The depthwise path of the AVX-512 engines: planning and packing at preparation, the walk over
+// output rows at run time; the kernels are in depthwise_kernels.cpp (built for AVX-512, called only
+// on a CPU that has it). Built for the baseline ISA.
+//
+// The arithmetic. A lane sums x·d over the window, d = w − zw (in [−255, 255]) packed as s8, and
+// starts at −zx·Σd: so it holds Σ (x − zx)(w − zw) exactly (modulo 2^32, as the reference wraps)
+// provided every listed tap reads either an input byte or, in the padding, zx itself. The
+// interleaved columns hold zx outside the input, so padding needs no per-pattern tap lists and no
+// correction; a slot past the kernel's rows has weight 0. An s8 input is read as x xor 0x80 = x +
+// 128 with zx + 128. A d outside s8 (a weight zero point at the far end of the weights' range)
+// is split into two or three s8 parts, each its own tap over the same column; no window sums.
+//
+// Rows and columns. Each output row interleaves the input rows of its kernel rows, 4 to a group,
+// into columns; output pixel x then reads column x·column_step + tap_column[s] for each kernel
+// column s. A transposed convolution is split into output phases instead of a zero-inserted copy:
+// output row y takes kernel rows r with (y + pad_top − r·dh) divisible by stride_h (input row
+// (y + pad_top − r·dh) / stride_h), output columns x ≡ b (mod stride_w) take kernel columns s with
+// (b + pad_left − s·dw) divisible by stride_w, reading input column x / stride_w + (b + pad_left −
+// s·dw) / stride_w: a dense depthwise convolution with a sub-kernel per phase (a 4x4 stride-2
+// kernel: 2 x 2 taps), nothing multiplied by inserted zeros. Where a row phase reads at most 3
+// consecutive input rows (3x3 stride 1; 4x4 stride 2 transposed), output rows go in pairs over
+// one set of columns (Geometry::row_pairs).
+#include "engines/x64/avx512_vnni/depthwise_plan.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "core/aligned.hpp"
+#include "core/parallel.hpp"
+#include "engines/gemm/activation_copies.hpp"
+#include "engines/gemm/stage_view.hpp"
+#include "engines/x64/avx512_vnni/kernels.hpp"
+
+namespace qconv::detail::avx512_vnni {
+namespace {
+
+using gemm::nchw_from_nhwc;
+using gemm::nhwc_from_nchw;
+using gemm::stage_view;
+using gemm::thread_scratch;
+
+// A transposed layer with more output phases (stride_h · stride_w) runs on the GEMM path.
+constexpr std::int64_t kMaxPhases = 64;
+// Per-thread scratch (interleaved columns of one output row) beyond this: the GEMM path.
+constexpr std::int64_t kMaxScratchBytes = std::int64_t{64} << 20;
+// The kernels' row pointer list: kernel rows, rounded up to groups of 4.
+constexpr std::int64_t kMaxKernelRows = 1024;
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+std::int64_t floor_mod(std::int64_t a, std::int64_t b) { return a - floor_div(a, b) * b; }
+
+// Pixels per register tile for a run of `pixels`: the fewest computed pixels, then the largest.
+int choose_tile(std::int64_t pixels) {
+  const int candidates[] = {8, 6, 5, 4};
+  int best = 4;
+  std::int64_t best_cost = -1;
+  for (int p : candidates) {
+    const std::int64_t cost = (pixels + p - 1) / p * p;
+    if (best_cost < 0 || cost < best_cost) {
+      best = p;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+// One set of output columns: all of them (convolution), or x ≡ first_x mod stride_w (transposed).
+struct ColumnPhase {
+  std::int64_t first_x = 0;
+  std::int64_t pixels = 0;
+  std::int32_t step = 1;                  // buffer columns between consecutive pixels
+  std::vector<std::int32_t> kernel_cols;  // per kernel tap column s (before splitting)
+  std::vector<std::int64_t> offsets;      // per kernel column: input column of pixel 0's tap
+  std::vector<std::int32_t> tap_columns;  // per split tap: buffer column of pixel 0
+};
+
+// Everything about rows and columns that does not depend on the weights.
+struct Geometry {
+  // Per row phase, its kernel rows: one per group slot, −1 for a slot of weight 0.
+  std::vector<std::vector<std::int32_t>> row_phases;
+  // Output rows in pairs, when each row phase reads at most 3 consecutive input rows: rows y and
+  // y + row_step (stride 1: the next row; transposed: the next of the same phase) read input rows
+  // shifted by one, so columns of 4 consecutive input rows serve both: row y with its kernel rows
+  // in slots 0-2 (row phase 2a), row y + row_step in slots 1-3 (row phase 2a + 1). Each column is
+  // then built once for two output rows.
+  bool row_pairs = false;
+  std::int64_t row_step = 1;
+  std::vector<ColumnPhase> column_phases;
+  std::int64_t first_column = 0;  // input column of buffer column 0
+  std::int64_t max_groups = 0;
+
+  explicit Geometry(const Problem& problem) {
+    const auto& d = problem.desc();
+    const bool transposed = problem.transposed();
+    const std::int64_t out_w = problem.out_width();
+    if (!transposed) {
+      row_phases.emplace_back();
+      for (std::int32_t r = 0; r < d.kernel_h; ++r) row_phases[0].push_back(r);
+      row_pairs = d.kernel_h <= 3 && d.stride_h == 1 && d.dilation_h == 1;
+      ColumnPhase c;
+      c.pixels = out_w;
+      c.step = static_cast<std::int32_t>(d.stride_w);
+      for (std::int32_t s = 0; s < d.kernel_w; ++s) {
+        c.kernel_cols.push_back(s);
+        c.offsets.push_back(s * d.dilation_w - d.pad_left);
+      }
+      column_phases.push_back(std::move(c));
+    } else {
+      // A phase's kernel rows from the last: its input rows ascending (consecutive when dh = 1).
+      row_pairs = d.dilation_h == 1;
+      row_step = d.stride_h;
+      for (std::int64_t a = 0; a < d.stride_h; ++a) {
+        row_phases.emplace_back();
+        for (std::int32_t r = static_cast<std::int32_t>(d.kernel_h) - 1; r >= 0; --r) {
+          if (floor_mod(a + d.pad_top - r * d.dilation_h, d.stride_h) == 0) {
+            row_phases.back().push_back(r);
+          }
+        }
+        row_pairs = row_pairs && row_phases.back().size() <= 3;
+      }
+      for (std::int64_t b = 0; b < d.stride_w; ++b) {
+        ColumnPhase c;
+        c.first_x = b;
+        c.pixels = b < out_w ? (out_w - b + d.stride_w - 1) / d.stride_w : 0;
+        c.step = 1;
+        for (std::int32_t s = 0; s < d.kernel_w; ++s) {
+          const std::int64_t t = b + d.pad_left - s * d.dilation_w;
+          if (floor_mod(t, d.stride_w) != 0) continue;
+          c.kernel_cols.push_back(s);
+          c.offsets.push_back(floor_div(t, d.stride_w));
+        }
+        column_phases.push_back(std::move(c));
+      }
+    }
+    if (row_pairs) {  // each phase a becomes 2a (upper row) and 2a + 1 (lower row)
+      std::vector<std::vector<std::int32_t>> paired;
+      for (const auto& rows : row_phases) {
+        paired.push_back(rows);
+        paired.push_back({-1});
+        paired.back().insert(paired.back().end(), rows.begin(), rows.end());
+      }
+      row_phases = std::move(paired);
+    }
+    bool first = true;
+    for (const ColumnPhase& c : column_phases) {
+      for (std::int64_t off : c.offsets) {
+        first_column = first ? off : std::min(first_column, off);
+        first = false;
+      }
+    }
+    for (const auto& rows : row_phases) {
+      max_groups =
+          std::max<std::int64_t>(max_groups, (static_cast<std::int64_t>(rows.size()) + 3) / 4);
+    }
+  }
+
+  // Buffer columns that tiles of `tile` pixels read in phase c.
+  std::int64_t columns_read(const ColumnPhase& c, int tile) const {
+    if (c.pixels == 0 || c.offsets.empty()) return 0;
+    const std::int64_t last = *std::max_element(c.offsets.begin(), c.offsets.end()) - first_column;
+    return ((c.pixels + tile - 1) / tile * tile - 1) * c.step + last + 1;
+  }
+  std::int64_t max_columns() const {
+    std::int64_t n = 0;
+    for (const ColumnPhase& c : column_phases) {
+      for (int tile : {4, 5, 6, 8}) n = std::max(n, columns_read(c, tile));
+    }
+    return n;
+  }
+  std::int64_t max_pixels() const {
+    std::int64_t n = 0;
+    for (const ColumnPhase& c : column_phases) n = std::max(n, c.pixels);
+    return n;
+  }
+};
+
+// A block of up to 64 output channels and the input bytes it reads.
+struct Block {
+  std::int64_t channel;       // first output channel
+  std::int32_t width;         // 16, 32 or 64 lanes
+  std::int32_t channels;      // valid output channels
+  std::int64_t input_offset;  // first input channel read
+  std::int32_t input_bytes;   // bytes read per column
+};
+
+class DepthwiseKernel final : public PreparedKernel {
+ public:
+  DepthwiseKernel(const Problem& problem, const CanonicalWeights& weights)
+      : problem_(problem), geometry_(problem), canonical_(weights.bytes()) {
+    const auto& d = problem.desc();
+    in_channels_ = d.in_channels;
+    out_channels_ = d.out_channels;
+    multiplier_ = d.out_channels / d.in_channels;
+    flip_input_ = d.input_dtype == DType::s8;
+    out_h_ = problem.out_height();
+    out_w_ = problem.out_width();
+    plan_blocks();
+    // The first output row of each task (per image): every row, or the upper row of each pair.
+    for (std::int64_t y = 0; y < out_h_; ++y) {
+      const std::int64_t step = geometry_.row_step;
+      if (!geometry_.row_pairs || (y / step) % 2 == 0) task_rows_.push_back(y);
+    }
+    pack(problem, weights);
+    columns_ = geometry_.max_columns();
+    // Interleaved columns (at most 64 lanes of 4 bytes), then the sums of a scalar output stage.
+    scratch_bytes_ =
+        geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + 8) + 64;
+    epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
+  }
+
+  std::vector<std::byte> packed() const override { return canonical_; }
+  CanonicalWeights canonical_weights() const override {
+    return CanonicalWeights::from_bytes(problem_, canonical_, "packed_weights");
+  }
+
+  std::string describe() const override {
+    const auto& d = problem_.desc();
+    std::ostringstream out;
+    const std::int32_t widest = blocks_.front().width;
+    out << "avx512_vnni dwconv_u8s8_" << widest << "c4 (4 taps per vpdpbusd, channels in lanes) k"
+        << d.kernel_h << "x" << d.kernel_w << " s" << d.stride_h;
+    if (d.stride_w != d.stride_h) out << "x" << d.stride_w;
+    if (d.dilation_h != 1 || d.dilation_w != 1) out << " d" << d.dilation_h << "x" << d.dilation_w;
+    if (multiplier_ > 1) out << " (multiplier " << multiplier_ << ")";
+    if (problem_.transposed()) {
+      out << " (transposed: " << d.stride_h * d.stride_w << " output phases)";
+    }
+    if (geometry_.row_pairs) out << " (output rows in pairs)";
+    if (splits_ > 1) out << " (w - zw outside s8: " << splits_ << " taps per weight)";
+    if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
+      out << " (NCHW through NHWC copies)";
+    }
+    if (epilogue_ == nullptr) out << " (scalar output stage)";
+    return out.str();
+  }
+
+  void run(const RunContext& call) const override {
+    const auto& d = problem_.desc();
+    const StageView stage = stage_view(call.stage.vectors());
+    const void* input = call.input;
+    if (d.input_layout == Layout::NCHW) {
+      input = nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch, in_channels_,
+                             d.in_height, d.in_width, call.threads);
+    }
+    void* output = call.output;
+    const std::size_t element = element_size(d.output_dtype);
+    const bool nchw_output = d.output_layout == Layout::NCHW;
+    if (nchw_output) {
+      output = thread_scratch(
+          static_cast<std::size_t>(call.batch * out_h_ * out_w_ * out_channels_) * element, 2);
+    }
+    const auto zx = static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0));
+    const auto blocks = static_cast<std::int64_t>(blocks_.size());
+    const auto tasks_per_image = static_cast<std::int64_t>(task_rows_.size());
+    parallel_for(call.threads, call.batch * tasks_per_image * blocks,
+                 [&](std::int64_t begin, std::int64_t end) {
+                   std::uint8_t* scratch =
+                       thread_scratch(static_cast<std::size_t>(scratch_bytes_), 0);
+                   for (std::int64_t task = begin; task < end; ++task) {
+                     const std::int64_t row = task / blocks;
+                     run_row(call, static_cast<const std::uint8_t*>(input), output, stage, zx,
+                             row / tasks_per_image,
+                             task_rows_[static_cast<std::size_t>(row % tasks_per_image)],
+                             blocks_[static_cast<std::size_t>(task % blocks)],
+                             static_cast<std::size_t>(task % blocks), scratch);
+                   }
+                 });
+    if (nchw_output) {
+      nchw_from_nhwc(output, call.output, call.batch, out_channels_, out_h_ * out_w_, element,
+                     call.threads);
+    }
+  }
+
+ private:
+  void plan_blocks() {
+    for (std::int64_t o = 0; o < out_channels_;) {
+      const std::int64_t left = out_channels_ - o;
+      Block b{};
+      b.channel = o;
+      b.width = left > 32 ? 64 : (left > 16 ? 32 : 16);
+      b.channels = static_cast<std::int32_t>(std::min<std::int64_t>(b.width, left));
+      if (multiplier_ == 1) {
+        b.input_offset = o;
+        b.input_bytes = b.channels;
+      } else {
+        b.input_offset = o / multiplier_;
+        std::int64_t span = 0;
+        for (std::int64_t k = 0; k < 64; ++k) {
+          const std::int64_t at = k < b.channels ? (o + k) / multiplier_ - b.input_offset : 0;
+          expand_.push_back(static_cast<std::uint16_t>(at));
+          span = std::max(span, at + 1);
+        }
+        b.input_bytes = static_cast<std::int32_t>(span);  // ≤ 32, within the input's channels
+      }
+      blocks_.push_back(b);
+      o += b.width;
+    }
+  }
+
+  // Weights per (block, row phase, column phase): [group][split tap][width lanes][4 rows] s8, and
+  // Σ(w − zw) per lane.
+  void pack(const Problem& problem, const CanonicalWeights& weights) {
+    // How many s8 parts the widest w − zw needs.
+    std::int32_t lo = 0, hi = 0;
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      const std::int32_t zw = problem.weight_zero_point(o);
+      for (std::int16_t w : weights.channel(o)) {
+        lo = std::min(lo, w - zw);
+        hi = std::max(hi, w - zw);
+      }
+    }
+    splits_ = (lo >= -128 && hi <= 127) ? 1 : (lo >= -256 && hi <= 254 ? 2 : 3);
+    const auto part = [&](std::int32_t v, int k) {
+      for (int i = 0; i < k; ++i) v -= std::clamp(v, -128, 127);
+      return static_cast<std::int8_t>(std::clamp(v, -128, 127));
+    };
+    for (ColumnPhase& c : geometry_.column_phases) {
+      for (std::int64_t off : c.offsets) {
+        for (int k = 0; k < splits_; ++k) {
+          c.tap_columns.push_back(static_cast<std::int32_t>(off - geometry_.first_column));
+        }
+      }
+    }
+    for (const Block& b : blocks_) {
+      for (const auto& rows : geometry_.row_phases) {
+        const std::int64_t groups = (static_cast<std::int64_t>(rows.size()) + 3) / 4;
+        for (const ColumnPhase& c : geometry_.column_phases) {
+          const std::int64_t taps = static_cast<std::int64_t>(c.kernel_cols.size()) * splits_;
+          const std::int64_t lanes = b.width;
+          weight_offsets_.push_back(static_cast<std::int64_t>(weights_.size()));
+          sum_offsets_.push_back(static_cast<std::int64_t>(sums_.size()));
+          weights_.resize(weights_.size() + static_cast<std::size_t>(groups * taps * lanes * 4), 0);
+          sums_.resize(sums_.size() + static_cast<std::size_t>(lanes), 0);
+          std::int8_t* w = weights_.data() + weight_offsets_.back();
+          std::int32_t* sums = sums_.data() + sum_offsets_.back();
+          for (std::int64_t pos = 0; pos < lanes; ++pos) {
+            const std::int64_t channel = pos;  // the columns hold channels in order
+            if (channel >= b.channels) continue;
+            const std::int64_t o = b.channel + channel;
+            const std::int32_t zw = problem.weight_zero_point(o);
+            std::uint32_t sum = 0;
+            for (std::size_t i = 0; i < rows.size(); ++i) {
+              if (rows[i] < 0) continue;  // a slot of weight 0
+              for (std::size_t s = 0; s < c.kernel_cols.size(); ++s) {
+                const std::int32_t value = weights.value(o, 0, rows[i], c.kernel_cols[s]) - zw;
+                sum += static_cast<std::uint32_t>(value);
+                const std::int64_t g = static_cast<std::int64_t>(i) / 4;
+                for (int k = 0; k < splits_; ++k) {
+                  const std::int64_t t = static_cast<std::int64_t>(s) * splits_ + k;
+                  w[((g * taps + t) * lanes + pos) * 4 + static_cast<std::int64_t>(i % 4)] =
+                      part(value, k);
+                }
+              }
+            }
+            sums[pos] = static_cast<std::int32_t>(sum);
+          }
+        }
+      }
+    }
+  }
+
+  void run_row(const RunContext& call, const std::uint8_t* input, void* output,
+               const StageView& stage, std::uint8_t zx, std::int64_t n, std::int64_t y,
+               const Block& b, std::size_t block_index, std::uint8_t* scratch) const {
+    const auto& d = problem_.desc();
+    const bool transposed = problem_.transposed();
+    const std::size_t a = transposed ? static_cast<std::size_t>(y % d.stride_h) : 0;
+    const bool pairs = geometry_.row_pairs;
+    const std::size_t phase = pairs ? 2 * a : a;
+    const auto& kernel_rows = geometry_.row_phases[phase];
+    const auto input_row = [&](std::int64_t r) {
+      return transposed ? floor_div(y + d.pad_top - r * d.dilation_h, d.stride_h)
+                        : y * d.stride_h + r * d.dilation_h - d.pad_top;
+    };
+    // With row pairs slot i holds input row (that of slot 0) + i, one more slot than row y uses.
+    const std::size_t slots = kernel_rows.size() + (pairs && !kernel_rows.empty() ? 1 : 0);
+    const auto groups = static_cast<std::int32_t>((slots + 3) / 4);
+    std::array<const std::uint8_t*, kMaxKernelRows> rows;  // NOLINT: the first groups · 4 set
+    for (std::int32_t i = 0; i < groups * 4; ++i) {
+      rows[static_cast<std::size_t>(i)] = nullptr;
+      if (static_cast<std::size_t>(i) >= slots) continue;
+      const std::int64_t iy = pairs ? input_row(kernel_rows[0]) + i
+                                    : input_row(kernel_rows[static_cast<std::size_t>(i)]);
+      if (iy < 0 || iy >= d.in_height) continue;
+      rows[static_cast<std::size_t>(i)] =
+          input + ((n * d.in_height + iy) * d.in_width) * in_channels_ + b.input_offset;
+    }
+    const std::int64_t buffer_bytes =
+        static_cast<std::int64_t>(geometry_.max_groups) * columns_ * 4 * b.width;
+    std::int32_t* raw = reinterpret_cast<std::int32_t*>(scratch + round_up(buffer_bytes, 64));
+    if (groups > 0) {
+      depthwise_columns({rows.data(), groups, in_channels_, d.in_width, geometry_.first_column,
+                         static_cast<std::int32_t>(columns_), b.width, b.input_bytes,
+                         multiplier_ > 1 ? expand_.data() + block_index * 64 : nullptr, flip_input_,
+                         zx, scratch});
+    }
+    write_row(call, output, stage, zx, n, y, phase, groups, b, block_index, scratch, raw);
+    if (pairs && y + geometry_.row_step < out_h_) {
+      write_row(call, output, stage, zx, n, y + geometry_.row_step, phase + 1, groups, b,
+                block_index, scratch, raw);
+    }
+  }
+
+  // Output row y of block b from the interleaved columns in `scratch`, with row phase a's weights.
+  void write_row(const RunContext& call, void* output, const StageView& stage, std::uint8_t zx,
+                 std::int64_t n, std::int64_t y, std::size_t a, std::int32_t groups, const Block& b,
+                 std::size_t block_index, const std::uint8_t* scratch, std::int32_t* raw) const {
+    const auto& d = problem_.desc();
+    const bool transposed = problem_.transposed();
+    const std::size_t element = element_size(d.output_dtype);
+    const std::int64_t out_stride = (transposed ? d.stride_w : 1) * out_channels_;
+    for (std::size_t c = 0; c < geometry_.column_phases.size(); ++c) {
+      const ColumnPhase& phase = geometry_.column_phases[c];
+      if (phase.pixels == 0) continue;
+      const std::size_t index =
+          (static_cast<std::size_t>(block_index) * geometry_.row_phases.size() + a) *
+              geometry_.column_phases.size() +
+          c;
+      const std::int64_t first_pixel = (n * out_h_ + y) * out_w_ + phase.first_x;
+      void* out = static_cast<std::byte*>(output) +
+                  static_cast<std::size_t>(first_pixel * out_channels_ + b.channel) * element;
+      depthwise_outputs(
+          {scratch, groups, static_cast<std::int32_t>(columns_), b.width,
+           static_cast<std::int32_t>(phase.tap_columns.size()), phase.tap_columns.data(),
+           weights_.data() + weight_offsets_[index], sums_.data() + sum_offsets_[index], zx,
+           static_cast<std::int32_t>(phase.pixels), phase.step, choose_tile(phase.pixels),
+           b.channels, b.channel, out, out_stride, epilogue_, &stage, raw});
+      if (epilogue_ != nullptr) continue;
+      // No vector form for this (scheme, dtype): the scalar output stage, element by element.
+      for (std::int64_t p = 0; p < phase.pixels; ++p) {
+        for (std::int32_t k = 0; k < b.channels; ++k) {
+          const std::int32_t v = call.stage.apply(raw[p * 64 + k], b.channel + k);
+          std::byte* at =
+              static_cast<std::byte*>(out) + static_cast<std::size_t>(p * out_stride + k) * element;
+          if (element == 4) {
+            std::memcpy(at, &v, 4);
+          } else {
+            *at = static_cast<std::byte>(static_cast<std::uint8_t>(v));
+          }
+        }
+      }
+    }
+  }
+
+  Problem problem_;
+  Geometry geometry_;
+  std::vector<std::byte> canonical_;
+  std::int64_t in_channels_ = 0, out_channels_ = 0, multiplier_ = 1, out_h_ = 0, out_w_ = 0;
+  bool flip_input_ = false;
+  int splits_ = 1;
+  std::vector<Block> blocks_;
+  std::vector<std::int64_t> task_rows_;
+  std::vector<std::uint16_t> expand_;  // m ≥ 2: per block, 64 lane → span byte indices
+  AlignedVector<std::int8_t> weights_;
+  AlignedVector<std::int32_t> sums_;
+  std::vector<std::int64_t> weight_offsets_, sum_offsets_;  // per (block, row phase, col phase)
+  std::int64_t columns_ = 0, scratch_bytes_ = 0;
+  EpilogueKernel epilogue_ = nullptr;
+};
+
+}  // namespace
+
+bool depthwise_takes(const Problem& problem) {
+  const auto& d = problem.desc();
+  if (d.groups < 2 || d.groups != d.in_channels) return false;
+  if (d.kernel_h > kMaxKernelRows) return false;
+  if (problem.transposed() && d.stride_h * d.stride_w > kMaxPhases) return false;
+  const Geometry geometry(problem);
+  const std::int64_t bytes =
+      geometry.max_groups * geometry.max_columns() * 256 + 256 * (geometry.max_pixels() + 8) + 64;
+  return bytes <= kMaxScratchBytes;
+}
+
+std::unique_ptr<PreparedKernel> make_depthwise_kernel(const Problem& problem,
+                                                      const CanonicalWeights& weights) {
+  return std::make_unique<DepthwiseKernel>(problem, weights);
+}
+
+}  // namespace qconv::detail::avx512_vnni

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+// The depthwise kernels of the fast engines (four taps per vpdpbusd, channels in lanes) against the
+// reference engine, bit for bit, on the edges they get wrong: channel counts around the 16-, 32-
+// and 64-lane blocks, channel multipliers 1 to 4, 3x3, 5x5, 7x7 and odd kernels, strides 1 and 2,
+// dilation, asymmetric and wide padding, transposed layers with output padding (their output
+// phases), s8 and u8 inputs and weights with zero points at both ends (weights w − zw outside s8),
+// batch > 1, 1 and 2 threads. On the AVX-512 engines each case must run on their depthwise kernel
+// (Plan::describe() says "dwconv"), so a routing change cannot make this suite vacuous; the other
+// fast engines (a depthwise tile for multiplier 1, grouped panels otherwise) must agree as well.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engines/engine.hpp"
+#include "qconv/plan.hpp"
+#include "support/random_problem.hpp"
+
+namespace qconv {
+namespace {
+
+using test::RandomCase;
+using test::RandomProblemOptions;
+using test::Rng;
+
+std::vector<std::string> fast_engines() {
+  std::vector<std::string> names;
+  const detail::CpuFeatures features = detail::host_cpu_features();
+  for (const detail::Engine* e : detail::all_engines()) {
+    if (e->name() != "reference" && (e->required_cpu_features() & ~features) == 0) {
+      names.emplace_back(e->name());
+    }
+  }
+  return names;
+}
+
+std::vector<std::uint8_t> run(const RandomCase& rc, const Plan& plan, int threads) {
+  const Problem& p = plan.problem();
+  Tensor out(p.desc().output_dtype, p.desc().output_layout, p.output_shape(rc.desc.batch));
+  RunOptions options;
+  options.threads = threads;
+  plan.execute(rc.input_view(), out.view(), rc.bias(), options);
+  const auto* bytes = static_cast<const std::uint8_t*>(out.view().data());
+  return {bytes, bytes + out.view().bytes()};
+}
+
+// Runs `rc` on `engine` (which must take it, on its depthwise kernel) and on the reference.
+void expect_exact(const std::string& engine, const RandomCase& rc, int threads) {
+  const Problem problem(rc.desc);
+  const Plan fast = Plan::prepare(problem, rc.weight_view(), PrepareOptions{engine});
+  if (engine.starts_with("avx512")) {  // the engines with the four-taps-per-vpdpbusd kernel
+    ASSERT_NE(fast.describe().find("dwconv"), std::string::npos)
+        << problem.summary() << " ran as " << fast.describe();
+  }
+  const Plan reference = Plan::prepare(problem, rc.weight_view(), PrepareOptions{"reference"});
+  const auto got = run(rc, fast, threads);
+  const auto want = run(rc, reference, 1);
+  ASSERT_EQ(got.size(), want.size());
+  std::size_t first = 0;
+  while (first < got.size() && got[first] == want[first]) ++first;
+  ASSERT_EQ(first, got.size()) << "first differing byte " << first << " of " << got.size()
+                               << " (got " << int{got[first]} << ", want " << int{want[first]}
+                               << ") for " << problem.summary() << " on " << fast.describe();
+}
+
+struct Geometry {
+  std::int64_t channels, multiplier, h, w, kh, kw, stride_h, stride_w, dilation;
+  std::int64_t top, bottom, left, right;
+  bool transposed;
+  std::int64_t output_pad;
+};
+
+ProblemDesc depthwise_desc(Rng& rng, const Geometry& g, std::int64_t batch, bool extreme) {
+  RandomProblemOptions opt;
+  opt.op = g.transposed ? OpKind::conv2d_transpose : OpKind::conv2d;
+  opt.input_layout = opt.output_layout = Layout::NHWC;
+  opt.depthwise = true;
+  opt.extreme_zero_points = extreme;
+  opt.max_multiplier = 1;
+  ProblemDesc d = test::random_problem_desc(rng, opt);
+  d.in_channels = d.groups = g.channels;
+  d.out_channels = g.channels * g.multiplier;
+  d.in_height = g.h;
+  d.in_width = g.w;
+  d.kernel_h = g.kh;
+  d.kernel_w = g.kw;
+  d.stride_h = g.stride_h;
+  d.stride_w = g.stride_w;
+  d.dilation_h = d.dilation_w = g.dilation;
+  d.pad_top = g.top;
+  d.pad_bottom = g.bottom;
+  d.pad_left = g.left;
+  d.pad_right = g.right;
+  d.output_pad_h = d.output_pad_w = g.transposed ? g.output_pad : 0;
+  d.batch = batch;
+  // Per-channel quantization arrays sized for the new channel count.
+  const auto resize = [&](auto& v) {
+    if (v.size() > 1) v.assign(static_cast<std::size_t>(d.out_channels), v[0]);
+  };
+  resize(d.weight_scale);
+  if (d.weight_zero_point.size() > 1) {
+    const std::vector<std::int32_t> old = d.weight_zero_point;
+    d.weight_zero_point.clear();
+    for (std::int64_t o = 0; o < d.out_channels; ++o) {
+      d.weight_zero_point.push_back(old[static_cast<std::size_t>(o) % old.size()]);
+    }
+  }
+  if (d.scheme.multiplier_q31.size() > 1) {
+    d.scheme.multiplier_q31.assign(1, d.scheme.multiplier_q31[0]);
+    d.scheme.shift.assign(1, d.scheme.shift[0]);
+  }
+  return d;
+}
+
+class DepthwiseConformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DepthwiseConformance, EdgesOfTheFourTapKernel) {
+  Rng rng(8);
+  const Geometry shapes[] = {
+      // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
+      {32, 1, 12, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      {64, 1, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0},
+      {144, 1, 7, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      {17, 1, 8, 8, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0},
+      {33, 1, 10, 9, 7, 7, 2, 2, 1, 3, 3, 3, 3, false, 0},
+      {65, 1, 6, 15, 3, 3, 1, 2, 2, 0, 3, 2, 0, false, 0},
+      {5, 1, 9, 9, 2, 5, 1, 1, 1, 0, 1, 2, 2, false, 0},
+      {100, 1, 7, 7, 1, 7, 1, 1, 1, 0, 0, 3, 3, false, 0},
+      {3, 2, 8, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      {24, 2, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0},
+      {13, 3, 6, 9, 5, 5, 1, 1, 2, 4, 4, 4, 4, false, 0},
+      {40, 4, 5, 6, 3, 3, 1, 1, 1, 1, 0, 0, 1, false, 0},
+      {7, 4, 4, 4, 7, 7, 1, 1, 1, 3, 3, 3, 3, false, 0},
+      {64, 1, 14, 14, 4, 4, 2, 2, 1, 1, 1, 1, 1, true, 0},
+      {20, 1, 5, 7, 4, 4, 2, 2, 1, 1, 1, 1, 1, true, 1},
+      {9, 2, 4, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, true, 1},
+      {33, 1, 4, 4, 5, 3, 3, 2, 2, 2, 1, 0, 1, true, 1},
+      {16, 3, 3, 5, 2, 2, 2, 2, 1, 0, 0, 0, 0, true, 0},
+      {2, 1, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, 0},
+  };
+  for (const Geometry& g : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      const RandomCase rc =
+          test::random_case_for(rng, depthwise_desc(rng, g, 1 + round % 2, round % 2 == 0));
+      expect_exact(GetParam(), rc, 1 + round / 2);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// Every dtype pair and zero point extreme on a 3x3 layer whose channels fill one 64-lane block and
+// end in a 16-lane tail: w − zw spans one, two or three s8 parts.
+TEST_P(DepthwiseConformance, DTypesAndZeroPoints) {
+  Rng rng(9);
+  for (DType input : {DType::u8, DType::s8}) {
+    for (DType weight : {DType::u8, DType::s8}) {
+      for (int round = 0; round < 8; ++round) {
+        const Geometry g{80, 1 + round % 2,  6, 8, 3, 3, 1 + round / 4, 1 + round / 4, 1, 1, 1, 1,
+                         1,  round % 3 == 2, 0};
+        ProblemDesc d = depthwise_desc(rng, g, 1, round % 2 == 0);
+        d.input_dtype = input;
+        d.weight_dtype = weight;
+        d.input_zero_point = test::random_zero_point(rng, input, round % 2 == 0);
+        for (auto& z : d.weight_zero_point) z = test::random_zero_point(rng, weight, round < 4);
+        expect_exact(GetParam(), test::random_case_for(rng, d), 1 + round % 2);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Random depthwise problems: every size class, multiplier, stride, dilation and padding.
+TEST_P(DepthwiseConformance, RandomDepthwiseProblems) {
+  Rng rng(20261130);
+  for (int i = 0; i < 400; ++i) {
+    RandomProblemOptions opt;
+    opt.op = rng.chance(0.7) ? OpKind::conv2d : OpKind::conv2d_transpose;
+    opt.input_layout = rng.chance(0.9) ? Layout::NHWC : Layout::NCHW;
+    opt.output_layout = rng.chance(0.9) ? Layout::NHWC : Layout::NCHW;
+    opt.depthwise = true;
+    opt.max_depthwise_channels = 8;
+    opt.max_depthwise_channels_wide = 150;
+    opt.max_multiplier = 4;
+    opt.max_kernel = rng.pick<std::int64_t>({3, 5, 7});
+    opt.max_stride = 2;
+    opt.max_dilation = 2;
+    opt.max_padding = 3;
+    opt.max_extent = 12;
+    opt.max_batch = 2;
+    opt.extreme_zero_points = rng.chance(0.3);
+    RandomCase rc = test::random_case(rng, opt);
+    if (rc.desc.in_channels < 2) continue;  // groups = 1: a plain convolution
+    SCOPED_TRACE("problem " + std::to_string(i));
+    expect_exact(GetParam(), rc, 1 + i % 2);
+    if (HasFatalFailure()) return;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, DepthwiseConformance, ::testing::ValuesIn(fast_engines()),
+                         [](const auto& info) { return info.param; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DepthwiseConformance);
+
+}  // namespace
+}  // namespace qconv
