@@ -15,6 +15,7 @@
 
 #include "engines/engine.hpp"
 #include "qconv/plan.hpp"
+#include "support/engine_runs.hpp"
 #include "support/random_problem.hpp"
 
 namespace qconv {
@@ -24,25 +25,10 @@ using test::RandomCase;
 using test::RandomProblemOptions;
 using test::Rng;
 
-std::vector<std::string> fast_engines() {
-  std::vector<std::string> names;
-  const detail::CpuFeatures features = detail::host_cpu_features();
-  for (const detail::Engine* e : detail::all_engines()) {
-    if (e->name() != "reference" && (e->required_cpu_features() & ~features) == 0) {
-      names.emplace_back(e->name());
-    }
-  }
-  return names;
-}
+std::vector<std::string> fast_engines() { return test::fast_engines_here(); }
 
 std::vector<std::uint8_t> run(const RandomCase& rc, const Plan& plan, int threads) {
-  const Problem& p = plan.problem();
-  Tensor out(p.desc().output_dtype, p.desc().output_layout, p.output_shape(rc.desc.batch));
-  RunOptions options;
-  options.threads = threads;
-  plan.execute(rc.input_view(), out.view(), rc.bias(), options);
-  const auto* bytes = static_cast<const std::uint8_t*>(out.view().data());
-  return {bytes, bytes + out.view().bytes()};
+  return test::run_case(rc, plan, threads);
 }
 
 // Runs `rc` on `engine` (which must take it, on its depthwise kernel) and on the reference.
