@@ -195,6 +195,10 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
       {128, 64, 12, 14, 1, 2, 0, 2},
       {3, 64, 20, 70, 7, 2, 3, 1},
       {64, 64, 9, 9, 3, 2, 1, 2},
+      // AMX blocks on panels of 32 lanes (a second panel of 32, a 32-channel first layer).
+      {64, 96, 6, 40, 3, 1, 1, 1},
+      {3, 32, 20, 70, 3, 2, 1, 1},
+      {128, 32, 3, 37, 1, 1, 0, 2},
   };
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {

@@ -820,8 +820,9 @@ class GemmKernel final : public PreparedKernel {
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
                 int rows, std::int64_t first_pixel,
                 const std::uint8_t* const* tap_rows = nullptr) const {
-    if (rows > max_rows_ && pr.vectors < kPanelWidth / 16) {
-      // An AMX block on a partial panel: vpdpbusd tiles instead.
+    if (rows > max_rows_ && pr.vectors != 4 && pr.vectors != 2) {
+      // An AMX block on a panel of 16 or 48 lanes: vpdpbusd tiles instead (AMX takes 32 lanes
+      // at a time).
       for (int done = 0; done < rows; done += max_rows_) {
         run_tile(pr, input, origin + done * row_stride, row_stride, nullptr, pattern,
                  std::min(max_rows_, rows - done), first_pixel + done);
@@ -852,7 +853,7 @@ class GemmKernel final : public PreparedKernel {
                           tap_steps_.data() + first_tap, taps,
                           static_cast<std::int32_t>(tap_stride() / 64), rows,
                           packed_.data() + panel_offsets_[p], zero_point_sums,
-                          pr.ctx.input_zero_point, acc, sums});
+                          pr.ctx.input_zero_point, acc, sums, pr.vectors});
     } else if (groups_per_panel_ > 1) {
       const std::int64_t groups = pr.channels / group_out_;
       kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, grouped_lanes_)(

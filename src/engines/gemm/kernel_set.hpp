@@ -96,9 +96,10 @@ enum class GroupedLanes : std::uint8_t {
   four_groups,
 };
 
-// AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 output channels, from the
-// same packed panels (a panel's 16 steps of 64 lanes x 4 bytes are exactly a 16 x 64-byte B tile,
-// at a stride of 256 bytes) and rows of an input whose channels are a multiple of 64.
+// AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 (or 32) output channels,
+// from the same packed panels (16 steps of a panel's 16 lanes x 4 bytes are exactly a 16 x 64-byte
+// B tile, at the stride of a step: 256 bytes, or 128 in a panel of 32 lanes) and rows of an input
+// whose channels are a multiple of 64.
 struct AmxBlock {
   const std::uint8_t* input;
   std::int64_t first_row;   // byte offset of row 0's window origin
@@ -113,6 +114,7 @@ struct AmxBlock {
   std::int32_t input_zero_point;
   std::int32_t* acc;          // out: [rows][64]
   std::int32_t* window_sums;  // out: per row, or null
+  std::int32_t vectors;       // the panel's: 4 (64 lanes) or 2 (32 lanes)
 };
 
 // Depthwise (one input channel per output channel): `rows` pixels x up to 64 channels, the sum

@@ -58,13 +58,15 @@ void run_half(const AmxBlock& b, int half, const std::int32_t* init) {
     _tile_loadd(3, init + 32 * half + 16, 0);
   }
   const std::int64_t second = 16 * b.row_stride;
+  // A K step of the panel: its lanes x 4 bytes (256 for a full panel, 128 for one of 32 lanes).
+  const std::int64_t step = b.vectors == 2 ? 128 : 256;
   for (std::int32_t tap = 0; tap < b.taps; ++tap) {
     const std::uint8_t* a = b.input + (b.first_row + b.tap_offsets[tap]);
-    const std::int8_t* w = b.weights + b.tap_steps[tap] * 256 + half * 128;  // 64 lanes x 4 bytes
+    const std::int8_t* w = b.weights + b.tap_steps[tap] * step + half * 128;
     for (std::int32_t k = 0; k < b.chunks; ++k) {
       _tile_loadd(4, a + 64 * k, b.row_stride);
-      _tile_loadd(6, w + k * 16 * 256, 256);
-      _tile_loadd(7, w + k * 16 * 256 + 64, 256);
+      _tile_loadd(6, w + k * 16 * step, step);
+      _tile_loadd(7, w + k * 16 * step + 64, step);
       _tile_dpbusd(0, 4, 6);
       _tile_dpbusd(1, 4, 7);
       if constexpr (kTwoBlocks) {
@@ -119,7 +121,7 @@ void amx_block(const AmxBlock& b) {
             : _mm512_setzero_si512();
     _mm512_store_si512(init + 16 * j, v);
   }
-  for (int half = 0; half < 2; ++half) {
+  for (int half = 0; half < (b.vectors == 2 ? 1 : 2); ++half) {
     if (b.rows > 16) {
       run_half<true>(b, half, init);
     } else {
