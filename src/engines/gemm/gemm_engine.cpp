@@ -16,8 +16,11 @@
 // applies). Σx (the window sum of a pixel) is needed only when some zw' ≠ 0 and comes from the
 // same tile pass; Σ(w' − zw') depends only on which taps are valid, so it is precomputed per
 // padding pattern and starts the accumulators. A padded tap is skipped, never multiplied — except
-// where a copy of the input holds the zero point in the padding (AMX, transposed), which adds
-// (zx − zx)·w = 0 and keeps every tap valid. Depthwise tiles compute (x − zx)(w − zw) directly.
+// where a copy of the input holds the zero point in the padding (AMX, transposed) or a pixel tile
+// points the tap at a row of zero-point bytes (narrow outputs: run_pixels), which adds
+// (zx − zx)·w = 0 once corrected and keeps every tap valid. Groups narrower than a panel share one
+// (grouped tiles: each lane reads its own group's input). Depthwise tiles compute (x − zx)(w − zw)
+// directly.
 #include "engines/gemm/gemm_engine.hpp"
 
 #include <algorithm>
@@ -107,7 +110,8 @@ class GemmKernel final : public PreparedKernel {
     out_w_ = problem.out_width();
     const bool one_by_one = d.kernel_h == 1 && d.kernel_w == 1;
     const bool strided = d.stride_h != 1 || d.stride_w != 1;
-    // Depthwise (multiplier 1): channels in lanes, its own tile (depthwise_kernels.cpp).
+    // Depthwise (multiplier 1): channels in lanes, the kernel set's depthwise tile (the AVX-512
+    // engines have a kernel of their own instead: avx512_vnni/depthwise_plan.cpp).
     depthwise_ = depthwise(problem);
     // A transposed convolution runs as the convolution of its zero-inserted input with the
     // flipped kernel: the input is spread out at its stride into scratch (the holes and the
