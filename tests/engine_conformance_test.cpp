@@ -199,6 +199,11 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
       {64, 96, 6, 40, 3, 1, 1, 1},
       {3, 32, 20, 70, 3, 2, 1, 1},
       {128, 32, 3, 37, 1, 1, 0, 2},
+      // AMX on channels padded to a multiple of 64 in a copy (96, 144, 160 channels).
+      {96, 64, 6, 40, 3, 1, 1, 1},
+      {160, 96, 7, 37, 1, 1, 0, 2},
+      {144, 64, 9, 9, 1, 2, 0, 1},
+      {96, 40, 5, 33, 3, 2, 1, 1},
   };
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {

@@ -31,11 +31,28 @@ std::uint8_t* thread_scratch(std::size_t bytes, int slot) {
   return buffer.data();
 }
 
+namespace {
+
+// Copies `count` pixels of `c` bytes to `to` at a stride of `p` bytes, zeros after each.
+void copy_pixels(std::uint8_t* to, const std::uint8_t* from, std::int64_t count, std::int64_t c,
+                 std::int64_t p, bool flip_sign) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    copy_bytes(to + i * p, from + i * c, c, flip_sign);
+    std::memset(to + i * p + c, 0, static_cast<std::size_t>(p - c));
+  }
+}
+
+std::int64_t pixel_bytes(const ActivationCopy& in) {
+  return in.pixel_bytes > 0 ? in.pixel_bytes : in.channels;
+}
+
+}  // namespace
+
 const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_height,
                                 std::int64_t grid_width, std::int64_t stride_h,
                                 std::int64_t stride_w, std::int64_t top, std::int64_t left,
                                 std::uint8_t fill) {
-  const std::int64_t c = in.channels, row_bytes = grid_width * c;
+  const std::int64_t c = in.channels, p = pixel_bytes(in), row_bytes = grid_width * p;
   std::uint8_t* out =
       thread_scratch(static_cast<std::size_t>(in.batch * grid_height * row_bytes), 0);
   // The input columns that land inside the grid: w·stride_w + left in [0, grid_width).
@@ -47,8 +64,19 @@ const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_heig
       const std::int64_t n = row / grid_height, j = row % grid_height - top;
       std::uint8_t* to = out + row * row_bytes;
       std::memset(to, fill, static_cast<std::size_t>(row_bytes));
+      if (p > c) {  // padded channels: 0 in every pixel
+        for (std::int64_t w = 0; w < grid_width; ++w) {
+          std::memset(to + w * p + c, 0, static_cast<std::size_t>(p - c));
+        }
+      }
       if (j < 0 || j % stride_h != 0 || j / stride_h >= in.height || first_w >= end_w) continue;
       const std::uint8_t* line = in.data + (n * in.height + j / stride_h) * in.width * c;
+      if (p > c) {
+        for (std::int64_t w = first_w; w < end_w; ++w) {
+          copy_pixels(to + (w * stride_w + left) * p, line + w * c, 1, c, p, in.flip_sign);
+        }
+        continue;
+      }
       if (stride_w == 1) {  // one run of pixels
         copy_bytes(to + (first_w + left) * c, line + first_w * c, (end_w - first_w) * c,
                    in.flip_sign);
@@ -65,16 +93,16 @@ const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_heig
 const std::uint8_t* dense_copy(const ActivationCopy& in, std::int64_t out_height,
                                std::int64_t out_width, std::int64_t stride_h,
                                std::int64_t stride_w) {
-  const std::int64_t c = in.channels;
+  const std::int64_t c = in.channels, p = pixel_bytes(in);
   std::uint8_t* out =
-      thread_scratch(static_cast<std::size_t>(in.batch * out_height * out_width * c), 0);
+      thread_scratch(static_cast<std::size_t>(in.batch * out_height * out_width * p), 0);
   parallel_for(in.threads, in.batch * out_height, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t row = begin; row < end; ++row) {
       const std::int64_t n = row / out_height, y = row % out_height;
       const std::uint8_t* from = in.data + (n * in.height + y * stride_h) * in.width * c;
-      std::uint8_t* to = out + row * out_width * c;
+      std::uint8_t* to = out + row * out_width * p;
       for (std::int64_t x = 0; x < out_width; ++x) {
-        copy_bytes(to + x * c, from + x * stride_w * c, c, in.flip_sign);
+        copy_pixels(to + x * p, from + x * stride_w * c, 1, c, p, in.flip_sign);
       }
     }
   });
@@ -82,6 +110,7 @@ const std::uint8_t* dense_copy(const ActivationCopy& in, std::int64_t out_height
 }
 
 const std::uint8_t* plain_copy(const ActivationCopy& in) {
+  if (pixel_bytes(in) > in.channels) return dense_copy(in, in.height, in.width, 1, 1);
   const std::int64_t row_bytes = in.width * in.channels, rows = in.batch * in.height;
   std::uint8_t* out = thread_scratch(static_cast<std::size_t>(rows * row_bytes), 0);
   parallel_for(in.threads, rows, [&](std::int64_t begin, std::int64_t end) {

@@ -17,6 +17,10 @@ struct ActivationCopy {
   std::int64_t batch, height, width, channels;
   bool flip_sign;  // each byte xor 0x80: s8 read as u8 (x + 128), or u8 as s8 (x − 128)
   int threads;
+  // Bytes per pixel in the copy: `channels`, or more (AMX reads 64 channels at a time), the
+  // bytes past `channels` being 0 in every pixel, padding pixels included (0 adds nothing to a
+  // window sum, and their weights are 0). 0 means `channels`.
+  std::int64_t pixel_bytes = 0;
 };
 
 // Scratch buffer `slot` of the calling thread (0: the input's copy, 1: an NHWC copy of an NCHW

@@ -98,6 +98,7 @@ class GemmKernel final : public PreparedKernel {
       : kernels_(kernels), max_rows_(kernels.max_rows), problem_(problem) {
     const auto& d = problem.desc();
     channels_ = d.in_channels;
+    pixel_bytes_ = channels_;
     groups_ = d.groups;
     group_in_ = d.in_channels / d.groups;
     group_out_ = d.out_channels / d.groups;
@@ -131,8 +132,19 @@ class GemmKernel final : public PreparedKernel {
     }
     // Bytes a tap reads per row: one pixel's channels, or (im2col) a whole window.
     tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : group_in_;
-    // AMX takes a u8 input, 64 bytes of channels at a time (an im2col row is padded to that).
-    amx_ = amx && kernels.amx_block != nullptr && (group_in_ % 64 == 0 || path_ == Path::im2col);
+    // AMX takes a u8 input, 64 bytes of channels at a time (an im2col row is padded to that). An
+    // ungrouped layer of 64 channels or more that are not a multiple of 64 runs on a copy whose
+    // pixels are padded with zeros to the next multiple (at most 1.5 times the bytes: 96, 144,
+    // 160 channels...), their weights being zero there too.
+    channel_padded_ = amx && kernels.amx_block != nullptr && path_ != Path::im2col &&
+                      d.groups == 1 && !depthwise_ && channels_ >= 64 && channels_ % 64 != 0 &&
+                      2 * round_up(channels_, 64) <= 3 * channels_;
+    if (channel_padded_) {
+      pixel_bytes_ = round_up(channels_, 64);
+      tap_bytes_ = pixel_bytes_;
+    }
+    amx_ = amx && kernels.amx_block != nullptr &&
+           (group_in_ % 64 == 0 || path_ == Path::im2col || channel_padded_);
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
@@ -225,6 +237,7 @@ class GemmKernel final : public PreparedKernel {
     }
     if (path_ == Path::rows && patterns_ > 1) out << " (padded taps skipped)";
     if (padded_copy_) out << " (padding filled in a copy of the input)";
+    if (channel_padded_) out << " (channels padded to " << pixel_bytes_ << " in a copy)";
     if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
       out << " (NCHW through NHWC copies)";
     }
@@ -266,7 +279,8 @@ class GemmKernel final : public PreparedKernel {
                                d.in_width,
                                channels_,
                                flip_input_,
-                               call.threads};
+                               call.threads,
+                               pixel_bytes_};
     const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
     if (transposed_) {
       ctx.input = placed_copy(input, in_h_, in_w_, d.stride_h, d.stride_w,
@@ -276,14 +290,14 @@ class GemmKernel final : public PreparedKernel {
       ctx.input = placed_copy(input, in_h_, in_w_, 1, 1, d.pad_top, d.pad_left, zx);
     } else if (compact_copy_) {
       ctx.input = dense_copy(input, out_h_, out_w_, d.stride_h, d.stride_w);
-    } else if (flip_input_) {
+    } else if (flip_input_ || channel_padded_) {
       ctx.input = plain_copy(input);
     }
     if (widened_input() && path_ != Path::im2col) {  // im2col widens each gathered run instead
       std::int64_t pixels = call.batch * d.in_height * d.in_width;
       if (transposed_ || padded_copy_) pixels = call.batch * in_h_ * in_w_;
       if (compact_copy_) pixels = call.batch * out_h_ * out_w_;
-      ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input), pixels * channels_,
+      ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input), pixels * pixel_bytes_,
                                call.threads);
     }
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
@@ -579,7 +593,7 @@ class GemmKernel final : public PreparedKernel {
         for (std::int64_t r = row_ranges[a].first; r < row_ranges[a].second; ++r) {
           for (std::int64_t s = column_ranges[b].first; s < column_ranges[b].second; ++s) {
             const std::int64_t t = r * d.kernel_w + s;
-            tap_offsets_.push_back((r * d.dilation_h * in_w_ + s * d.dilation_w) * channels_);
+            tap_offsets_.push_back((r * d.dilation_h * in_w_ + s * d.dilation_w) * pixel_bytes_);
             tap_kernel_rows_.push_back(static_cast<std::int32_t>(r));
             tap_columns_.push_back(static_cast<std::int32_t>(s));
             tap_steps_.push_back(t * steps_);
@@ -660,13 +674,13 @@ class GemmKernel final : public PreparedKernel {
         std::int64_t at = begin;
         while (amx_ && end - at >= kMinAmxRows) {  // AMX blocks first, where the plan has them
           const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - at));
-          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
+          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * pixel_bytes_, pixel_bytes_,
                    nullptr, 0, rows, at);
           at += rows;
         }
         for (; at < end; at += max_rows_) {
           const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
-          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * channels_, channels_,
+          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * pixel_bytes_, pixel_bytes_,
                    nullptr, 0, rows, at);
         }
         return;
@@ -681,7 +695,7 @@ class GemmKernel final : public PreparedKernel {
           const std::int64_t x = pixel % out_w_, y = (pixel / out_w_) % out_h_,
                              n = pixel / (out_w_ * out_h_);
           offsets[i] =
-              ((n * d.in_height + y * d.stride_h) * d.in_width + x * d.stride_w) * channels_;
+              ((n * d.in_height + y * d.stride_h) * d.in_width + x * d.stride_w) * pixel_bytes_;
         }
         run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), 0, 0, offsets, 0, rows, at);
       }
@@ -735,8 +749,8 @@ class GemmKernel final : public PreparedKernel {
       const auto [x, rows] = column_tiles_[t];
       const std::int64_t pattern =
           row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
-      const std::int64_t origin = (origin_row + x * stride_w_ - pad_left_) * channels_;
-      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, stride_w_ * channels_,
+      const std::int64_t origin = (origin_row + x * stride_w_ - pad_left_) * pixel_bytes_;
+      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, stride_w_ * pixel_bytes_,
                nullptr, pattern, rows, first_pixel + x);
     }
   }
@@ -758,7 +772,7 @@ class GemmKernel final : public PreparedKernel {
         const std::int64_t y = (at + i) / out_w_, x = (at + i) % out_w_;
         top[i] = y * stride_h_ - pad_top_;  // the window's first input row and column
         left[i] = x * stride_w_ - pad_left_;
-        offsets[i] = ((n * in_h_ + top[i]) * in_w_ + left[i]) * channels_;
+        offsets[i] = ((n * in_h_ + top[i]) * in_w_ + left[i]) * pixel_bytes_;
         padded = padded || !full_rows_[static_cast<std::size_t>(y)] ||
                  !full_columns_[static_cast<std::size_t>(x)];
       }
@@ -790,7 +804,7 @@ class GemmKernel final : public PreparedKernel {
   const std::uint8_t* zero_point_row(const RunContext& ctx) const {
     thread_local AlignedVector<std::uint8_t> row;
     thread_local int value = -1;
-    const auto bytes = static_cast<std::size_t>(channels_ + 64);
+    const auto bytes = static_cast<std::size_t>(pixel_bytes_ + 64);
     if (row.size() < bytes || value != ctx.input_zero_point) {
       if (row.size() < bytes) row.resize(bytes);
       std::fill(row.begin(), row.end(), static_cast<std::uint8_t>(ctx.input_zero_point));
@@ -938,6 +952,9 @@ class GemmKernel final : public PreparedKernel {
   bool needs_window_sums_ = false;
   bool amx_ = false;
   bool padded_copy_ = false;
+  // AMX on channels padded to a multiple of 64 in every copy: pixel_bytes_ bytes per pixel.
+  bool channel_padded_ = false;
+  std::int64_t pixel_bytes_ = 0;  // a pixel's bytes in the tensor the tiles read
   bool compact_copy_ = false;
   // The input geometry the tiles walk: the problem's, or its padded copy's (no padding left).
   std::int64_t in_h_ = 0, in_w_ = 0, pad_top_ = 0, pad_left_ = 0;
