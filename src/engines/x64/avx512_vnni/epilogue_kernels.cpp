@@ -206,8 +206,8 @@ inline __mmask16 channel_mask(std::int32_t channels, int vector) {
   return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
 }
 
-// acc − zw'·Σx, the exact sum (gemm_engine.cpp; the kernel started it at −zx·Σ(w' − zw')), for row i
-// of vector j.
+// acc − zw'·Σx, the exact sum (gemm_engine.cpp; the kernel started it at −zx·Σ(w' − zw')), for row
+// i of vector j.
 struct Corrections {
   bool window;
   __m512i weight_zero_points;

@@ -39,10 +39,6 @@ inline __m512i add_bytes(__m512i sums, const std::uint8_t* p, std::int32_t count
   return sums;
 }
 
-inline std::int64_t row_offset(const GemmTile& t, int i) {
-  return t.row_offsets != nullptr ? t.row_offsets[i] : i * t.row_stride;
-}
-
 template <int kRows, int kVectors>
 void gemm_tile(const GemmTile& t) {
   __m512i start[kVectors];
@@ -107,10 +103,9 @@ void gemm_tile(const GemmTile& t) {
   for (int i = 0; i < kRows; ++i) {
     __m512i sums = _mm512_setzero_si512();
     for (std::int32_t tap = 0; tap < t.taps; ++tap) {
-      const std::uint8_t* p = t.tap_rows != nullptr
-                                  ? t.tap_rows[tap * t.tap_rows_stride + i]
-                                  : t.input + (t.first_row + t.tap_offsets[tap] + row_offset(t, i));
-      sums = add_bytes(sums, p, t.channels);
+      const std::uint8_t* p[1];
+      tap_rows(t, tap, i, p);  // row i's pointer for this tap
+      sums = add_bytes(sums, p[0], t.channels);
     }
     t.window_sums[i] = static_cast<std::int32_t>(_mm512_reduce_add_epi64(sums));
   }

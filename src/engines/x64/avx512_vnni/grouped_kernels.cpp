@@ -121,10 +121,10 @@ void grouped_rows(const GroupedTile& g, int first) {
 // broadcasts need no lane indices: 6 rows x 4, or 3 rows with window sums).
 template <int kRows, int kVectors, bool kWindowSums, GroupedLanes kLanes>
 void grouped_tile(const GroupedTile& g) {
-  // (GCC 12 spills the 16-byte broadcast form at 6 rows: 4 there.)
+  // (GCC 12 spills an accumulator of the 16-byte broadcast form at 4 rows or more: 3 there.)
   constexpr int kWide = kLanes == GroupedLanes::gathered    ? (kWindowSums ? 2 : 3)
                         : kLanes == GroupedLanes::one_group ? (kWindowSums ? 3 : 6)
-                                                            : (kWindowSums ? 2 : 4);
+                                                            : (kWindowSums ? 2 : 3);
   constexpr int kChunk = kVectors <= 2 ? (kWindowSums ? 3 : 6) : kWide;
   constexpr int kChunks = (kRows + kChunk - 1) / kChunk;
   constexpr int kLast = kRows - (kChunks - 1) * kChunk;
