@@ -22,10 +22,12 @@ std::string to_string(const Shape& shape) {
 
 std::int64_t element_count(const Shape& shape, std::string_view field) {
   std::int64_t count = 1;
+  // The messages are built only on failure: views are made on every call of Plan::execute.
   for (std::int64_t d : shape) {
-    detail::require(d >= 1, field, to_string(shape), "every dimension must be at least 1");
-    detail::require(count <= std::numeric_limits<std::int64_t>::max() / 4 / d, field,
-                    to_string(shape), "the tensor is too large to address");
+    if (d < 1) detail::fail(field, to_string(shape), "every dimension must be at least 1");
+    if (count > std::numeric_limits<std::int64_t>::max() / 4 / d) {
+      detail::fail(field, to_string(shape), "the tensor is too large to address");
+    }
     count *= d;
   }
   return count;
@@ -45,14 +47,18 @@ ConstTensorView::ConstTensorView(const void* data, std::size_t capacity_bytes, D
       layout_(layout),
       shape_(std::move(shape)) {
   detail::require(data_ != nullptr, "tensor.data", "null", "a tensor view needs a buffer");
-  detail::require(shape_.size() == rank_of(layout_), "tensor.shape", to_string(shape_),
-                  "layout " + std::string(to_string(layout_)) + " needs " +
-                      std::to_string(rank_of(layout_)) + " dimensions");
+  if (shape_.size() != rank_of(layout_)) {
+    detail::fail("tensor.shape", to_string(shape_),
+                 "layout " + std::string(to_string(layout_)) + " needs " +
+                     std::to_string(rank_of(layout_)) + " dimensions");
+  }
   const auto needed =
       static_cast<std::size_t>(element_count(shape_, "tensor.shape")) * element_size(dtype_);
-  detail::require(capacity_bytes_ >= needed, "tensor.capacity_bytes", capacity_bytes_,
-                  "shape " + to_string(shape_) + " of " + std::string(to_string(dtype_)) +
-                      " needs " + std::to_string(needed) + " bytes");
+  if (capacity_bytes_ < needed) {
+    detail::fail("tensor.capacity_bytes", capacity_bytes_,
+                 "shape " + to_string(shape_) + " of " + std::string(to_string(dtype_)) +
+                     " needs " + std::to_string(needed) + " bytes");
+  }
 }
 
 std::int64_t ConstTensorView::elements() const {
