@@ -9,15 +9,18 @@
 // permuted to match, see channel_order). An interleaved column is shared by every output pixel
 // whose window covers it (3 pixels of a 3x3 stride-1 row).
 //
-// depthwise_outputs(): tiles of 4 to 8 pixels, one 16-channel vector at a time (its weight vector
-// per tap reused across the tile's pixels), then the output stage once for the run of pixels. The
-// sums start at −zx·Σ(w − zw) and add x·(w − zw) with padding read as zx, so they are exact:
-// Σ (x − zx)(w − zw) over the window. 3-column kernels (3x3) have their taps unrolled.
+// depthwise_output_kernel(): tiles of 8 pixels (the last of 4 or 8), one 16-channel vector at a
+// time (its weight vector per tap reused across the tile's pixels), each sum put through the output
+// stage straight from its register (no pass of s32 sums through memory). The sums start at
+// −zx·Σ(w − zw) and add x·(w − zw) with padding read as zx, so they are exact: Σ (x − zx)(w − zw)
+// over the window. The common tap layouts (3x3 at stride 1 and 2, a transposed 4x4 stride 2's 2
+// taps per phase) have their schedule fixed at compile time.
 //
 // Built with AVX-512 flags: see kernels.hpp for why this file uses no standard-library templates.
 #include <immintrin.h>
 
 #include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/stage_lanes.hpp"
 
 namespace qconv::detail::avx512_vnni {
 namespace {
@@ -230,71 +233,207 @@ void build_columns_for(const DepthwiseColumns& c) {
   build_columns<kWidth, kExpand, false, false>(c);
 }
 
-// kTaps: the column taps per group when fixed at compile time (3: a 3x3 kernel), else 0.
-template <int kVectors, int kTile, int kTaps>
-void run_tiles(const DepthwiseOutputs& o) {
-  constexpr std::int64_t kColumnBytes = 64 * kVectors;
-  // Locals: the sums' stores could alias anything the struct points to.
-  const std::uint8_t* const columns = o.columns;
-  const std::int8_t* const weights = o.weights;
-  const std::int32_t* const tap_columns = o.tap_columns;
-  std::int32_t* const sums = o.sums;
-  const std::int32_t groups = o.groups, pixels = o.pixels;
-  const std::int32_t taps = kTaps > 0 ? kTaps : o.taps;
-  const std::int64_t group_bytes = static_cast<std::int64_t>(o.buffer_columns) * kColumnBytes;
-  const std::int64_t pixel_bytes = static_cast<std::int64_t>(o.column_step) * kColumnBytes;
-  __m512i start[kVectors];
-  const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
-  for (int v = 0; v < kVectors; ++v) {
-    start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));
+inline __mmask16 lane_mask(std::int32_t channels, int vector) {
+  const std::int32_t n = channels - vector * 16;
+  return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// Where a vector of sums goes: through the output stage of scheme K to dtype D, straight from the
+// accumulator (per-channel constants loaded once per vector of a run), or (kRaw) as the exact sums
+// into DepthwiseOutputs::sums for the scalar stage.
+template <SchemeKind K, DType D, bool kRaw>
+struct Sink {
+  static constexpr std::int64_t kElement = D == DType::s32 ? 4 : 1;
+  stage_lanes::Lanes at;
+  StageView stage;
+  __mmask16 mask;
+  std::byte* out;            // the run's pixel 0, this vector's first channel
+  std::int64_t pixel_bytes;  // between consecutive output pixels
+  std::int32_t* sums;        // kRaw: the run's pixel 0, this vector's first lane
+
+  Sink(const DepthwiseOutputs& o, int v)
+      : at(kRaw ? stage_lanes::Lanes{} : stage_lanes::Lanes::load<K>(*o.stage, o.channel + 16 * v)),
+        stage(*o.stage),
+        mask(lane_mask(o.channels, v)),
+        out(static_cast<std::byte*>(o.output) + 16 * v * kElement),
+        pixel_bytes(o.output_stride * kElement),
+        sums(o.sums + 16 * v) {}
+  void put(std::int32_t pixel, __m512i acc) const {
+    if constexpr (kRaw) {
+      _mm512_store_si512(sums + pixel * 64, acc);
+    } else {
+      // Every scheme clamps to [lo, hi] here (no narrowing-saturation shortcut), so the result
+      // already fits the output dtype and a truncating narrowing is exact.
+      const __m512i r = stage_lanes::apply<K>(acc, at, stage, false);
+      std::byte* to = out + pixel * pixel_bytes;
+      if constexpr (D == DType::s32) {
+        _mm512_mask_storeu_epi32(to, mask, r);
+      } else {
+        _mm512_mask_cvtepi32_storeu_epi8(to, mask, r);
+      }
+    }
   }
-  for (std::int32_t first = 0; first < pixels; first += kTile) {
-    const std::uint8_t* tile = columns + first * pixel_bytes;
-    std::int32_t* out = sums + first * 64;
-    // One vector of 16 channels at a time: kTile accumulators and one weight register live, so
-    // nothing spills; the vectors are independent, and out-of-order execution overlaps them.
-    for (int v = 0; v < kVectors; ++v) {
-      __m512i acc[kTile];
-      for (int p = 0; p < kTile; ++p) acc[p] = start[v];
-      for (std::int32_t g = 0; g < groups; ++g) {
-        const std::uint8_t* group = tile + g * group_bytes + 64 * v;
-        const std::int8_t* w_group =
-            weights + static_cast<std::int64_t>(g) * taps * kColumnBytes + 64 * v;
+};
+
+// The sums of one tile of kTile pixels (the buffer has columns for all of them) in vector v, from
+// `start`: the accumulators stay in registers from the first tap to the output stage.
+// kTaps > 0: that many column taps per group at consecutive buffer columns (ascending), pixels
+// kStep columns apart, a schedule fixed at compile time: each input vector is loaded once and fed
+// to every (pixel, tap) that reads it (a 3x3 stride-1 tile of 8 pixels loads 10 vectors for its 24
+// vpdpbusd). kTaps = 0: any layout, one load per vpdpbusd.
+template <int kTile, int kTaps, int kStep>
+inline void accumulate(const DepthwiseOutputs& o, int v, std::int32_t first, __m512i start,
+                       __m512i (&acc)[kTile]) {
+  const std::int64_t column_bytes = static_cast<std::int64_t>(o.width) * 4;
+  const std::int64_t group_bytes = o.buffer_columns * column_bytes;
+  const std::int64_t pixel_bytes = o.column_step * column_bytes;
+  const std::int64_t weight_group_bytes = static_cast<std::int64_t>(o.taps) * column_bytes;
+  const std::uint8_t* tile = o.columns + first * pixel_bytes + 64 * v;
+  const std::int8_t* weights = o.weights + 64 * v;
 #pragma GCC unroll 8
-        for (std::int32_t t = 0; t < taps; ++t) {
-          const std::uint8_t* at = group + tap_columns[t] * kColumnBytes;
-          const __m512i w = _mm512_load_si512(w_group + t * kColumnBytes);
-          for (int p = 0; p < kTile; ++p) {
-            acc[p] = _mm512_dpbusd_epi32(acc[p], _mm512_load_si512(at + p * pixel_bytes), w);
+  for (int p = 0; p < kTile; ++p) acc[p] = start;
+  for (std::int32_t g = 0; g < o.groups; ++g) {
+    const std::uint8_t* group = tile + g * group_bytes;
+    const std::int8_t* w_group = weights + g * weight_group_bytes;
+    if constexpr (kTaps > 0) {
+      const std::uint8_t* base = group + o.tap_columns[0] * column_bytes;
+      __m512i w[kTaps];
+#pragma GCC unroll 8
+      for (int t = 0; t < kTaps; ++t) w[t] = _mm512_load_si512(w_group + t * column_bytes);
+        // Column j of the tile feeds pixel p at tap t = j − kStep·p.
+#pragma GCC unroll 32
+      for (int j = 0; j < kStep * (kTile - 1) + kTaps; ++j) {
+        const __m512i x = _mm512_load_si512(base + j * column_bytes);
+#pragma GCC unroll 8
+        for (int t = 0; t < kTaps; ++t) {
+          const int p = (j - t) / kStep;
+          if ((j - t) % kStep == 0 && j >= t && p < kTile) {
+            acc[p] = _mm512_dpbusd_epi32(acc[p], x, w[t]);
           }
         }
       }
-      // Whole tiles (the buffer has room for the last one's extra pixels).
-      for (int p = 0; p < kTile; ++p) _mm512_store_si512(out + p * 64 + 16 * v, acc[p]);
+    } else {
+      for (std::int32_t t = 0; t < o.taps; ++t) {
+        const std::uint8_t* at = group + o.tap_columns[t] * column_bytes;
+        const __m512i w = _mm512_load_si512(w_group + t * column_bytes);
+#pragma GCC unroll 8
+        for (int p = 0; p < kTile; ++p) {
+          acc[p] = _mm512_dpbusd_epi32(acc[p], _mm512_load_si512(at + p * pixel_bytes), w);
+        }
+      }
     }
   }
-  // The output stage once for the whole run: its per-channel constants loaded once, and the sums
-  // long stored before they are read back.
-  if (o.epilogue != nullptr) {
-    o.epilogue(
-        {sums, pixels, o.channels, o.channel, nullptr, nullptr, true, o.output, o.output_stride},
-        *o.stage);
+}
+
+// Runs of pixels in tiles of kTile, the last one of kTile or kTile / 2: tile(first, valid) with
+// `valid` pixels to write (the buffer has columns for whole tiles).
+template <int kTile, class Tile>
+inline void for_tiles(std::int32_t pixels, const Tile& tile) {
+  std::int32_t first = 0;
+  for (; first + kTile <= pixels; first += kTile) tile.template run<kTile>(first, kTile);
+  const std::int32_t left = pixels - first;
+  if (left > kTile / 2) {
+    tile.template run<kTile>(first, left);
+  } else if (left > 0) {
+    tile.template run<kTile / 2>(first, left);
   }
 }
 
-template <int kVectors, int kTile>
-void run_tiles_for(const DepthwiseOutputs& o) {
-  if (o.taps == 3) return run_tiles<kVectors, kTile, 3>(o);
-  run_tiles<kVectors, kTile, 0>(o);
+// One vector of 16 channels at a time over the whole run (its output-stage constants and weights
+// loaded once), each sum narrowed on its own: blocks of 16 or 32 channels, s32 outputs, and the
+// exact sums for the scalar stage.
+template <SchemeKind K, DType D, bool kRaw, int kTaps, int kStep>
+struct VectorTiles {
+  const DepthwiseOutputs& o;
+  int v;
+  __m512i start;
+  Sink<K, D, kRaw> sink;
+  template <int kTile>
+  void run(std::int32_t first, std::int32_t valid) const {
+    __m512i acc[kTile];
+    accumulate<kTile, kTaps, kStep>(o, v, first, start, acc);
+#pragma GCC unroll 8
+    for (int p = 0; p < kTile; ++p) {
+      if (p < valid) sink.put(first + p, acc[p]);
+    }
+  }
+};
+
+// A 64-channel block to u8 or s8: a tile's four vectors are put through the output stage one after
+// the other and packed to 64 bytes per pixel (two packs to 16 bits, one to 8, one vpermd), one
+// store per pixel where narrowing each vector on its own costs a shuffle and a store per vector.
+template <SchemeKind K, DType D, int kTaps, int kStep>
+struct PackedTiles {
+  const DepthwiseOutputs& o;
+  StageView stage;
+  __m512i start[4];
+  template <int kTile>
+  void run(std::int32_t first, std::int32_t valid) const {
+    __m512i words[2][kTile];
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) {
+      __m512i acc[kTile];
+      accumulate<kTile, kTaps, kStep>(o, v, first, start[v], acc);
+      const auto at = stage_lanes::Lanes::load<K>(stage, o.channel + 16 * v);
+#pragma GCC unroll 8
+      for (int p = 0; p < kTile; ++p) {
+        const __m512i r = stage_lanes::apply<K>(acc[p], at, stage, false);
+        if (v % 2 == 0) {
+          words[v / 2][p] = r;
+        } else {
+          words[v / 2][p] = _mm512_packs_epi32(words[v / 2][p], r);
+        }
+      }
+    }
+    const __mmask64 mask = (~std::uint64_t{0}) >> (64 - o.channels);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+#pragma GCC unroll 8
+    for (int p = 0; p < kTile; ++p) {
+      if (p >= valid) continue;
+      const __m512i bytes = D == DType::u8 ? _mm512_packus_epi16(words[0][p], words[1][p])
+                                           : _mm512_packs_epi16(words[0][p], words[1][p]);
+      // Each 128-bit lane l holds 4 channels of each vector: put them back in order.
+      _mm512_mask_storeu_epi8(static_cast<std::int8_t*>(o.output) + (first + p) * o.output_stride,
+                              mask, _mm512_permutexvar_epi32(order, bytes));
+    }
+  }
+};
+
+template <SchemeKind K, DType D, bool kRaw, int kTaps, int kStep>
+void run_outputs(const DepthwiseOutputs& o) {
+  const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
+  if constexpr (!kRaw && D != DType::s32) {
+    if (o.width == 64) {
+      PackedTiles<K, D, kTaps, kStep> tiles{o, *o.stage, {}};
+      for (int v = 0; v < 4; ++v) {
+        tiles.start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));
+      }
+      return for_tiles<4>(o.pixels, tiles);
+    }
+  }
+  for (int v = 0; v < o.width / 16 && 16 * v < o.channels; ++v) {
+    const VectorTiles<K, D, kRaw, kTaps, kStep> tiles{
+        o, v, _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v)),
+        Sink<K, D, kRaw>(o, v)};
+    for_tiles<8>(o.pixels, tiles);
+  }
 }
 
-template <int kVectors>
-void outputs_for_width(const DepthwiseOutputs& o) {
-  switch (o.tile) {
-    case 8: return run_tiles_for<kVectors, 8>(o);
-    case 4: return run_tiles_for<kVectors, 4>(o);
-    case 5: return run_tiles_for<kVectors, 5>(o);
-    default: return run_tiles_for<kVectors, 6>(o);
+template <SchemeKind K, DType D, bool kRaw>
+DepthwiseOutputKernel for_layout(int taps, bool consecutive, int column_step) {
+  if (consecutive && taps == 3 && column_step == 1) return &run_outputs<K, D, kRaw, 3, 1>;
+  if (consecutive && taps == 3 && column_step == 2) return &run_outputs<K, D, kRaw, 3, 2>;
+  if (consecutive && taps == 2 && column_step == 1) return &run_outputs<K, D, kRaw, 2, 1>;
+  return &run_outputs<K, D, kRaw, 0, 1>;
+}
+
+template <SchemeKind K>
+DepthwiseOutputKernel for_dtype(DType output_dtype, int taps, bool consecutive, int column_step) {
+  switch (output_dtype) {
+    case DType::u8: return for_layout<K, DType::u8, false>(taps, consecutive, column_step);
+    case DType::s8: return for_layout<K, DType::s8, false>(taps, consecutive, column_step);
+    // s32 from a requantizing scheme: r may exceed s32 before zy; the scalar stage.
+    default: return for_layout<K, DType::s32, true>(taps, consecutive, column_step);
   }
 }
 
@@ -313,12 +452,28 @@ void depthwise_columns(const DepthwiseColumns& c) {
   }
 }
 
-void depthwise_outputs(const DepthwiseOutputs& o) {
-  switch (o.width) {
-    case 16: return outputs_for_width<1>(o);
-    case 32: return outputs_for_width<2>(o);
-    default: return outputs_for_width<4>(o);
+DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int taps,
+                                              bool consecutive_taps, int column_step) {
+  const int t = taps, step = column_step;
+  const bool c = consecutive_taps;
+  switch (scheme) {
+    case SchemeKind::int32:
+      if (output_dtype == DType::s32)
+        return for_layout<SchemeKind::int32, DType::s32, false>(t, c, step);
+      return for_layout<SchemeKind::int32, DType::s32, true>(t, c, step);
+    case SchemeKind::fbgemm: return for_dtype<SchemeKind::fbgemm>(output_dtype, t, c, step);
+    case SchemeKind::qnnpack: return for_dtype<SchemeKind::qnnpack>(output_dtype, t, c, step);
+    case SchemeKind::onednn: return for_dtype<SchemeKind::onednn>(output_dtype, t, c, step);
+    case SchemeKind::onnx: return for_dtype<SchemeKind::onnx>(output_dtype, t, c, step);
+    case SchemeKind::tvm: return for_dtype<SchemeKind::tvm>(output_dtype, t, c, step);
+    case SchemeKind::tvm_f32: return for_dtype<SchemeKind::tvm_f32>(output_dtype, t, c, step);
+    case SchemeKind::tflite: return for_dtype<SchemeKind::tflite>(output_dtype, t, c, step);
+    case SchemeKind::tflite_single:
+      return for_dtype<SchemeKind::tflite_single>(output_dtype, t, c, step);
+    case SchemeKind::onnxruntime:
+      return for_dtype<SchemeKind::onnxruntime>(output_dtype, t, c, step);
   }
+  return for_layout<SchemeKind::int32, DType::s32, true>(t, c, step);
 }
 
 }  // namespace qconv::detail::avx512_vnni

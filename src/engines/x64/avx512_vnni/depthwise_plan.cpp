@@ -55,20 +55,8 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 }
 std::int64_t floor_mod(std::int64_t a, std::int64_t b) { return a - floor_div(a, b) * b; }
 
-// Pixels per register tile for a run of `pixels`: the fewest computed pixels, then the largest.
-int choose_tile(std::int64_t pixels) {
-  const int candidates[] = {8, 6, 5, 4};
-  int best = 4;
-  std::int64_t best_cost = -1;
-  for (int p : candidates) {
-    const std::int64_t cost = (pixels + p - 1) / p * p;
-    if (best_cost < 0 || cost < best_cost) {
-      best = p;
-      best_cost = cost;
-    }
-  }
-  return best;
-}
+// Output pixels per register tile of the kernels: a run's buffer has columns for whole tiles.
+constexpr std::int64_t kTilePixels = 8;
 
 // One set of output columns: all of them (convolution), or x ≡ first_x mod stride_w (transposed).
 struct ColumnPhase {
@@ -78,6 +66,7 @@ struct ColumnPhase {
   std::vector<std::int32_t> kernel_cols;  // per kernel tap column s (before splitting)
   std::vector<std::int64_t> offsets;      // per kernel column: input column of pixel 0's tap
   std::vector<std::int32_t> tap_columns;  // per split tap: buffer column of pixel 0
+  DepthwiseOutputKernel kernel = nullptr;
 };
 
 // Everything about rows and columns that does not depend on the weights.
@@ -110,6 +99,7 @@ struct Geometry {
         c.kernel_cols.push_back(s);
         c.offsets.push_back(s * d.dilation_w - d.pad_left);
       }
+      sort_taps(c);
       column_phases.push_back(std::move(c));
     } else {
       // A phase's kernel rows from the last: its input rows ascending (consecutive when dh = 1).
@@ -135,6 +125,7 @@ struct Geometry {
           c.kernel_cols.push_back(s);
           c.offsets.push_back(floor_div(t, d.stride_w));
         }
+        sort_taps(c);
         column_phases.push_back(std::move(c));
       }
     }
@@ -160,17 +151,30 @@ struct Geometry {
     }
   }
 
+  // A phase's taps in ascending input columns (a transposed phase lists them descending), so that
+  // consecutive columns have the kernels' fixed schedule.
+  static void sort_taps(ColumnPhase& c) {
+    std::vector<std::size_t> order(c.offsets.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return c.offsets[a] < c.offsets[b]; });
+    ColumnPhase sorted = c;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      sorted.kernel_cols[i] = c.kernel_cols[order[i]];
+      sorted.offsets[i] = c.offsets[order[i]];
+    }
+    c = std::move(sorted);
+  }
+
   // Buffer columns that tiles of `tile` pixels read in phase c.
-  std::int64_t columns_read(const ColumnPhase& c, int tile) const {
+  std::int64_t columns_read(const ColumnPhase& c, std::int64_t tile) const {
     if (c.pixels == 0 || c.offsets.empty()) return 0;
     const std::int64_t last = *std::max_element(c.offsets.begin(), c.offsets.end()) - first_column;
     return ((c.pixels + tile - 1) / tile * tile - 1) * c.step + last + 1;
   }
   std::int64_t max_columns() const {
     std::int64_t n = 0;
-    for (const ColumnPhase& c : column_phases) {
-      for (int tile : {4, 5, 6, 8}) n = std::max(n, columns_read(c, tile));
-    }
+    for (const ColumnPhase& c : column_phases) n = std::max(n, columns_read(c, kTilePixels));
     return n;
   }
   std::int64_t max_pixels() const {
@@ -210,8 +214,17 @@ class DepthwiseKernel final : public PreparedKernel {
     columns_ = geometry_.max_columns();
     // Interleaved columns (at most 64 lanes of 4 bytes), then the sums of a scalar output stage.
     scratch_bytes_ =
-        geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + 8) + 64;
+        geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + kTilePixels) + 64;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
+    for (ColumnPhase& c : geometry_.column_phases) {
+      bool consecutive = true;
+      for (std::size_t t = 1; t < c.tap_columns.size(); ++t) {
+        consecutive = consecutive && c.tap_columns[t] == c.tap_columns[0] + static_cast<int>(t);
+      }
+      c.kernel =
+          depthwise_output_kernel(d.scheme.kind, d.output_dtype,
+                                  static_cast<int>(c.tap_columns.size()), consecutive, c.step);
+    }
   }
 
   std::vector<std::byte> packed() const override { return canonical_; }
@@ -425,12 +438,11 @@ class DepthwiseKernel final : public PreparedKernel {
       const std::int64_t first_pixel = (n * out_h_ + y) * out_w_ + phase.first_x;
       void* out = static_cast<std::byte*>(output) +
                   static_cast<std::size_t>(first_pixel * out_channels_ + b.channel) * element;
-      depthwise_outputs(
-          {scratch, groups, static_cast<std::int32_t>(columns_), b.width,
-           static_cast<std::int32_t>(phase.tap_columns.size()), phase.tap_columns.data(),
-           weights_.data() + weight_offsets_[index], sums_.data() + sum_offsets_[index], zx,
-           static_cast<std::int32_t>(phase.pixels), phase.step, choose_tile(phase.pixels),
-           b.channels, b.channel, out, out_stride, epilogue_, &stage, raw});
+      phase.kernel({scratch, groups, static_cast<std::int32_t>(columns_), b.width,
+                    static_cast<std::int32_t>(phase.tap_columns.size()), phase.tap_columns.data(),
+                    weights_.data() + weight_offsets_[index], sums_.data() + sum_offsets_[index],
+                    zx, static_cast<std::int32_t>(phase.pixels), phase.step, b.channels, b.channel,
+                    out, out_stride, &stage, raw});
       if (epilogue_ != nullptr) continue;
       // No vector form for this (scheme, dtype): the scalar output stage, element by element.
       for (std::int64_t p = 0; p < phase.pixels; ++p) {

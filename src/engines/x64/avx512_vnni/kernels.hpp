@@ -74,8 +74,8 @@ EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype);
 // rows (depthwise_kernels.cpp, planned by depthwise_plan.cpp). A block of `width` (16, 32 or 64)
 // output channels runs an output row at a time: depthwise_columns() interleaves each group's 4
 // input rows into columns of 4·width bytes (lane c of a column: channel c, its 4 rows' bytes),
-// then depthwise_outputs() sums the taps of a run of output pixels over those columns and writes
-// them through the output stage.
+// then a depthwise_output_kernel() sums the taps of a run of output pixels over those columns and
+// writes them through the output stage.
 struct DepthwiseColumns {
   // Per group 4 rows, each the address of its input column 0 at the block's first input channel,
   // or null (a padding row, or a slot past the kernel's rows): the zero point then.
@@ -109,16 +109,22 @@ struct DepthwiseOutputs {
   std::int32_t zero_point;     // zx (u8)
   std::int32_t pixels;         // output pixels of the run
   std::int32_t column_step;    // buffer columns between consecutive pixels' windows
-  std::int32_t tile;           // pixels per register tile: 4, 5, 6 or 8
   std::int32_t channels;       // valid output channels of the block (1 to width)
   std::int64_t channel;        // the block's first output channel
   void* output;                // pixel 0's first channel
   std::int64_t output_stride;  // elements between consecutive pixels
-  // The output stage, or null: the caller applies the scalar stage to `sums`.
-  EpilogueKernel epilogue;
   const StageView* stage;
-  std::int32_t* sums;  // out: the exact sums, [pixels rounded up to the tile][64], 64-byte aligned
+  // Written instead of the output when the (scheme, output dtype) has no vector output stage: the
+  // exact sums, [pixels rounded up to 8][64], 64-byte aligned, for the scalar stage.
+  std::int32_t* sums;
 };
-void depthwise_outputs(const DepthwiseOutputs& o);
+using DepthwiseOutputKernel = void (*)(const DepthwiseOutputs&);
+
+// The kernel for a run of output pixels: fused with the output stage of (scheme, output dtype),
+// or writing DepthwiseOutputs::sums where that pair has no vector form (epilogue_kernel() null).
+// Its schedule is fixed for `taps` column taps at consecutive buffer columns (consecutive_taps),
+// pixels `column_step` columns apart, where that layout has one; else any layout.
+DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int taps,
+                                              bool consecutive_taps, int column_step);
 
 }  // namespace qconv::detail::avx512_vnni
