@@ -4,10 +4,9 @@
 // vpdpwssd form it replaces needed twice the instructions and widened every byte to 16 bits).
 //
 // depthwise_columns(): per output row, the 4 input rows of each group interleaved with byte and
-// word unpacks (vpunpck{l,h}bw, vpunpck{l,h}wd) into columns of 4·width bytes, channels in order
-// (the unpacks work inside 128-bit lanes: each row is loaded with its 4-byte channel groups
-// permuted to match, see channel_order). An interleaved column is shared by every output pixel
-// whose window covers it (3 pixels of a 3x3 stride-1 row).
+// word unpacks (vpunpck{l,h}bw, vpunpck{l,h}wd) into columns of 4·width bytes (the unpacks work
+// inside 128-bit lanes, see channel_order for where each channel lands). An interleaved column is
+// shared by every output pixel whose window covers it (3 pixels of a 3x3 stride-1 row).
 //
 // depthwise_output_kernel(): tiles of 8 pixels (the last of 4 or 8), one 16-channel vector at a
 // time (its weight vector per tap reused across the tile's pixels), each sum put through the output
@@ -25,25 +24,22 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
-// The order of 4-byte channel groups that makes the unpacks below leave channels in order: the
-// unpacks put a row's group 4·l + q (128-bit lane l) into vector q, lane l, so group 4·l + q is
-// loaded with channels 16·q + 4·l .. + 3 (width 64; width 32: 8·q + 4·l, in the low 256 bits;
-// width 16 is in order already). One vpermd per row and column, instead of putting each pixel's
-// sums back in order.
+// Where the unpacks put the channels. 64 lanes: channel 16·l + 4·q + k of a row lands in
+// vector q of the column, 128-bit lane l, dword k (the block's lane 16·q + 4·l + k, see
+// depthwise_lane in kernels.hpp); the weights are packed to match and the output stage's packs to
+// bytes undo it (packssdw and packuswb interleave the same 128-bit lanes back), so no shuffle
+// puts channels in order on either side. 32 lanes: each row is loaded with its 4-byte channel
+// groups permuted by this order first, so the unpacks leave the channels in order (the output
+// stage narrows each 16-lane vector on its own). 16 lanes: in order already.
 template <int kWidth>
 inline __m512i channel_order() {
-  if constexpr (kWidth == 64) {
-    return _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  } else {
-    return _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  }
+  return _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 
 // The bytes of one input column of one row, in channel_order: `width` channels (m = 1), or the span
 // of input channels widened to one byte per output lane (m ≥ 2: vpermw on 16-bit copies picks
 // each lane's input byte, vpmovwb narrows back).
-// kFull: 64 channels, all in the block: a plain load, which vpermd takes as its memory operand (a
-// masked load costs a shuffle-port uop besides).
+// kFull: 64 channels, all in the block: a plain load (a masked one costs a shuffle-port uop).
 template <int kWidth, bool kExpand, bool kFlip, bool kFull>
 inline __m512i load_row(const std::uint8_t* at, __mmask64 mask, __m512i expand_low,
                         __m512i expand_high, __m512i order) {
@@ -59,7 +55,7 @@ inline __m512i load_row(const std::uint8_t* at, __mmask64 mask, __m512i expand_l
     const __m256i high = _mm512_cvtepi16_epi8(_mm512_permutexvar_epi16(expand_high, words));
     v = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
   }
-  if constexpr (kWidth != 16) v = _mm512_permutexvar_epi32(order, v);
+  if constexpr (kWidth == 32) v = _mm512_permutexvar_epi32(order, v);
   if constexpr (kFlip) v = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
   return v;
 }
@@ -233,8 +229,10 @@ void build_columns_for(const DepthwiseColumns& c) {
   build_columns<kWidth, kExpand, false, false>(c);
 }
 
+// The valid lanes of vector `vector` of a block with `channels` valid channels (none past them).
 inline __mmask16 lane_mask(std::int32_t channels, int vector) {
   const std::int32_t n = channels - vector * 16;
+  if (n <= 0) return 0;
   return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
 }
 
@@ -258,7 +256,7 @@ struct Sink {
         out(static_cast<std::byte*>(o.output) + 16 * v * kElement),
         pixel_bytes(o.output_stride * kElement),
         sums(o.sums + 16 * v) {}
-  void put(std::int32_t pixel, __m512i acc) const {
+  [[gnu::always_inline]] void put(std::int32_t pixel, __m512i acc) const {
     if constexpr (kRaw) {
       _mm512_store_si512(sums + pixel * 64, acc);
     } else {
@@ -282,8 +280,8 @@ struct Sink {
 // to every (pixel, tap) that reads it (a 3x3 stride-1 tile of 8 pixels loads 10 vectors for its 24
 // vpdpbusd). kTaps = 0: any layout, one load per vpdpbusd.
 template <int kTile, int kTaps, int kStep>
-inline void accumulate(const DepthwiseOutputs& o, int v, std::int32_t first, __m512i start,
-                       __m512i (&acc)[kTile]) {
+[[gnu::always_inline]] inline void accumulate(const DepthwiseOutputs& o, int v, std::int32_t first,
+                                              __m512i start, __m512i (&acc)[kTile]) {
   const std::int64_t column_bytes = static_cast<std::int64_t>(o.width) * 4;
   const std::int64_t group_bytes = o.buffer_columns * column_bytes;
   const std::int64_t pixel_bytes = o.column_step * column_bytes;
@@ -339,9 +337,8 @@ inline void for_tiles(std::int32_t pixels, const Tile& tile) {
   }
 }
 
-// One vector of 16 channels at a time over the whole run (its output-stage constants and weights
-// loaded once), each sum narrowed on its own: blocks of 16 or 32 channels, s32 outputs, and the
-// exact sums for the scalar stage.
+// Blocks of 16 or 32 lanes (channels in order): one vector of 16 channels at a time over the
+// whole run (its output-stage constants and weights loaded once), each sum narrowed on its own.
 template <SchemeKind K, DType D, bool kRaw, int kTaps, int kStep>
 struct VectorTiles {
   const DepthwiseOutputs& o;
@@ -349,7 +346,7 @@ struct VectorTiles {
   __m512i start;
   Sink<K, D, kRaw> sink;
   template <int kTile>
-  void run(std::int32_t first, std::int32_t valid) const {
+  [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
     __m512i acc[kTile];
     accumulate<kTile, kTaps, kStep>(o, v, first, start, acc);
 #pragma GCC unroll 8
@@ -359,64 +356,135 @@ struct VectorTiles {
   }
 };
 
-// A 64-channel block to u8 or s8: a tile's four vectors are put through the output stage one after
-// the other and packed to 64 bytes per pixel (two packs to 16 bits, one to 8, one vpermd), one
-// store per pixel where narrowing each vector on its own costs a shuffle and a store per vector.
-template <SchemeKind K, DType D, int kTaps, int kStep>
-struct PackedTiles {
+// The 4x4 transpose of 128-bit lanes: vector v's lane l ↔ vector l's lane v. It takes 16
+// consecutive channels per vector to the 64-lane blocks' lanes (depthwise_lane) and back.
+inline void transpose_lanes(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
+  const __m512i ab_low = _mm512_shuffle_i32x4(a, b, 0x44),
+                ab_high = _mm512_shuffle_i32x4(a, b, 0xee);
+  const __m512i cd_low = _mm512_shuffle_i32x4(c, d, 0x44),
+                cd_high = _mm512_shuffle_i32x4(c, d, 0xee);
+  a = _mm512_shuffle_i32x4(ab_low, cd_low, 0x88);
+  b = _mm512_shuffle_i32x4(ab_low, cd_low, 0xdd);
+  c = _mm512_shuffle_i32x4(ab_high, cd_high, 0x88);
+  d = _mm512_shuffle_i32x4(ab_high, cd_high, 0xdd);
+}
+// A 64-lane block: a tile's four vectors one after the other, then per pixel: to u8 or s8, two
+// packs to 16 bits and one to 8, which leave the channels in order (see channel_order), and one
+// 64-byte store; to s32 (or the exact sums, kRaw), the lanes transposed back and four stores.
+// kSaturatedLow: the pack to bytes saturates at the output's lower bound, so the schemes skip
+// their own low clamp.
+template <SchemeKind K, DType D, bool kRaw, bool kSaturatedLow, int kTaps, int kStep>
+struct BlockTiles {
+  static constexpr bool kBytes = !kRaw && D != DType::s32;
   const DepthwiseOutputs& o;
   StageView stage;
   __m512i start[4];
+  stage_lanes::Lanes at[4];
+
+  explicit BlockTiles(const DepthwiseOutputs& outputs) : o(outputs), stage(*outputs.stage) {
+    const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
+    for (int v = 0; v < 4; ++v) {
+      start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));
+    }
+    // The stage's arrays are in the block's lane order (depthwise_block_stage).
+    if constexpr (!kRaw) {
+      for (int v = 0; v < 4; ++v) at[v] = stage_lanes::Lanes::load<K>(stage, o.channel + 16 * v);
+    }
+  }
+
   template <int kTile>
-  void run(std::int32_t first, std::int32_t valid) const {
-    __m512i words[2][kTile];
+  [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
+    __m512i r[4][kTile];
 #pragma GCC unroll 4
     for (int v = 0; v < 4; ++v) {
       __m512i acc[kTile];
       accumulate<kTile, kTaps, kStep>(o, v, first, start[v], acc);
-      const auto at = stage_lanes::Lanes::load<K>(stage, o.channel + 16 * v);
 #pragma GCC unroll 8
       for (int p = 0; p < kTile; ++p) {
-        const __m512i r = stage_lanes::apply<K>(acc[p], at, stage, false);
-        if (v % 2 == 0) {
-          words[v / 2][p] = r;
+        const __m512i result =
+            kRaw ? acc[p] : stage_lanes::apply<K>(acc[p], at[v], stage, kSaturatedLow);
+        if constexpr (kBytes) {  // words as soon as a pair of vectors is done
+          r[v][p] = v % 2 == 0 ? result : _mm512_packs_epi32(r[v - 1][p], result);
         } else {
-          words[v / 2][p] = _mm512_packs_epi32(words[v / 2][p], r);
+          r[v][p] = result;
         }
       }
     }
-    const __mmask64 mask = (~std::uint64_t{0}) >> (64 - o.channels);
-    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
 #pragma GCC unroll 8
     for (int p = 0; p < kTile; ++p) {
       if (p >= valid) continue;
-      const __m512i bytes = D == DType::u8 ? _mm512_packus_epi16(words[0][p], words[1][p])
-                                           : _mm512_packs_epi16(words[0][p], words[1][p]);
-      // Each 128-bit lane l holds 4 channels of each vector: put them back in order.
-      _mm512_mask_storeu_epi8(static_cast<std::int8_t*>(o.output) + (first + p) * o.output_stride,
-                              mask, _mm512_permutexvar_epi32(order, bytes));
+      const std::int64_t pixel = first + p;
+      if constexpr (kBytes) {
+        const __mmask64 mask = (~std::uint64_t{0}) >> (64 - o.channels);
+        const __m512i bytes = D == DType::u8 ? _mm512_packus_epi16(r[1][p], r[3][p])
+                                             : _mm512_packs_epi16(r[1][p], r[3][p]);
+        _mm512_mask_storeu_epi8(static_cast<std::int8_t*>(o.output) + pixel * o.output_stride, mask,
+                                bytes);
+      } else {
+        __m512i n[4] = {r[0][p], r[1][p], r[2][p], r[3][p]};
+        transpose_lanes(n[0], n[1], n[2], n[3]);
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          if constexpr (kRaw) {
+            _mm512_store_si512(o.sums + pixel * 64 + 16 * j, n[j]);
+          } else {
+            _mm512_mask_storeu_epi32(
+                static_cast<std::int32_t*>(o.output) + pixel * o.output_stride + 16 * j,
+                lane_mask(o.channels, j), n[j]);
+          }
+        }
+      }
     }
   }
 };
 
 template <SchemeKind K, DType D, bool kRaw, int kTaps, int kStep>
 void run_outputs(const DepthwiseOutputs& o) {
-  const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
-  if constexpr (!kRaw && D != DType::s32) {
-    if (o.width == 64) {
-      PackedTiles<K, D, kTaps, kStep> tiles{o, *o.stage, {}};
-      for (int v = 0; v < 4; ++v) {
-        tiles.start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));
+  if (o.width == 64) {
+    // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
+    const StageView& s = *o.stage;
+    if constexpr (!kRaw && D != DType::s32) {
+      if (s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128)) {
+        return for_tiles<4>(o.pixels, BlockTiles<K, D, kRaw, true, kTaps, kStep>(o));
       }
-      return for_tiles<4>(o.pixels, tiles);
     }
+    return for_tiles<4>(o.pixels, BlockTiles<K, D, kRaw, false, kTaps, kStep>(o));
   }
+  const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
   for (int v = 0; v < o.width / 16 && 16 * v < o.channels; ++v) {
     const VectorTiles<K, D, kRaw, kTaps, kStep> tiles{
         o, v, _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v)),
         Sink<K, D, kRaw>(o, v)};
     for_tiles<8>(o.pixels, tiles);
   }
+}
+
+inline void point(const std::int32_t*& array, const std::int32_t* at) { array = at; }
+inline void point(const float*& array, const std::int32_t* at) {
+  array = reinterpret_cast<const float*>(at);
+}
+
+template <SchemeKind K>
+void block_stage(const StageView& in, std::int64_t blocks64, std::int64_t channels,
+                 std::int32_t* storage, StageView& out) {
+  out = in;
+  if (in.channel_step == 0) return;  // one set of constants for every channel
+  const std::int64_t length = (channels + 63) / 64 * 64;
+  std::int32_t* to = storage;
+  stage_lanes::Lanes::for_each_array<K>([&](auto, auto array) {
+    const auto* from = reinterpret_cast<const std::int32_t*>(in.*array);
+    for (std::int64_t b = 0; b < blocks64 * 64; b += 64) {
+      __m512i n[4];
+      for (int j = 0; j < 4; ++j) n[j] = _mm512_loadu_si512(from + b + 16 * j);
+      transpose_lanes(n[0], n[1], n[2], n[3]);
+      for (int j = 0; j < 4; ++j) _mm512_storeu_si512(to + b + 16 * j, n[j]);
+    }
+    for (std::int64_t c = blocks64 * 64; c < channels; c += 16) {
+      _mm512_storeu_si512(to + c, _mm512_loadu_si512(from + c));
+    }
+    point(out.*array, to);
+    to += length;
+  });
 }
 
 template <SchemeKind K, DType D, bool kRaw>
@@ -450,6 +518,32 @@ void depthwise_columns(const DepthwiseColumns& c) {
       return c.flip ? build_narrow_columns<32, true>(c) : build_narrow_columns<32, false>(c);
     default: return expand ? build_columns_for<64, true>(c) : build_columns_for<64, false>(c);
   }
+}
+
+void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t blocks64,
+                           std::int64_t channels, std::int32_t* storage, StageView& out) {
+  switch (scheme) {
+    case SchemeKind::int32:
+      return block_stage<SchemeKind::int32>(in, blocks64, channels, storage, out);
+    case SchemeKind::fbgemm:
+      return block_stage<SchemeKind::fbgemm>(in, blocks64, channels, storage, out);
+    case SchemeKind::qnnpack:
+      return block_stage<SchemeKind::qnnpack>(in, blocks64, channels, storage, out);
+    case SchemeKind::onednn:
+      return block_stage<SchemeKind::onednn>(in, blocks64, channels, storage, out);
+    case SchemeKind::onnx:
+      return block_stage<SchemeKind::onnx>(in, blocks64, channels, storage, out);
+    case SchemeKind::tvm: return block_stage<SchemeKind::tvm>(in, blocks64, channels, storage, out);
+    case SchemeKind::tvm_f32:
+      return block_stage<SchemeKind::tvm_f32>(in, blocks64, channels, storage, out);
+    case SchemeKind::tflite:
+      return block_stage<SchemeKind::tflite>(in, blocks64, channels, storage, out);
+    case SchemeKind::tflite_single:
+      return block_stage<SchemeKind::tflite_single>(in, blocks64, channels, storage, out);
+    case SchemeKind::onnxruntime:
+      return block_stage<SchemeKind::onnxruntime>(in, blocks64, channels, storage, out);
+  }
+  out = in;
 }
 
 DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int taps,

@@ -213,8 +213,11 @@ class DepthwiseKernel final : public PreparedKernel {
     pack(problem, weights);
     columns_ = geometry_.max_columns();
     // Interleaved columns (at most 64 lanes of 4 bytes), then the sums of a scalar output stage.
-    scratch_bytes_ =
-        geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + kTilePixels) + 64;
+    scratch_bytes_ = round_up(
+        geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + kTilePixels) + 64,
+        64);
+    stage_bytes_ = 7 * round_up(out_channels_, 64) * 4;
+    for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
     for (ColumnPhase& c : geometry_.column_phases) {
       bool consecutive = true;
@@ -255,7 +258,14 @@ class DepthwiseKernel final : public PreparedKernel {
 
   void run(const RunContext& call) const override {
     const auto& d = problem_.desc();
-    const StageView stage = stage_view(call.stage.vectors());
+    // The output stage's arrays in the 64-lane blocks' lane order, after the columns' scratch of
+    // this (the calling) thread, which its share of the rows uses too.
+    StageView stage{};
+    auto* storage = reinterpret_cast<std::int32_t*>(
+        thread_scratch(static_cast<std::size_t>(scratch_bytes_ + stage_bytes_), 0) +
+        scratch_bytes_);
+    depthwise_block_stage(d.scheme.kind, stage_view(call.stage.vectors()), blocks64_, out_channels_,
+                          storage, stage);
     const void* input = call.input;
     if (d.input_layout == Layout::NCHW) {
       input = nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch, in_channels_,
@@ -352,9 +362,8 @@ class DepthwiseKernel final : public PreparedKernel {
           sums_.resize(sums_.size() + static_cast<std::size_t>(lanes), 0);
           std::int8_t* w = weights_.data() + weight_offsets_.back();
           std::int32_t* sums = sums_.data() + sum_offsets_.back();
-          for (std::int64_t pos = 0; pos < lanes; ++pos) {
-            const std::int64_t channel = pos;  // the columns hold channels in order
-            if (channel >= b.channels) continue;
+          for (std::int64_t channel = 0; channel < b.channels; ++channel) {
+            const std::int64_t pos = depthwise_lane(b.width, static_cast<int>(channel));
             const std::int64_t o = b.channel + channel;
             const std::int32_t zw = problem.weight_zero_point(o);
             std::uint32_t sum = 0;
@@ -472,7 +481,8 @@ class DepthwiseKernel final : public PreparedKernel {
   AlignedVector<std::int8_t> weights_;
   AlignedVector<std::int32_t> sums_;
   std::vector<std::int64_t> weight_offsets_, sum_offsets_;  // per (block, row phase, col phase)
-  std::int64_t columns_ = 0, scratch_bytes_ = 0;
+  std::int64_t columns_ = 0, scratch_bytes_ = 0, stage_bytes_ = 0;
+  std::int64_t blocks64_ = 0;  // the first blocks, 64 lanes wide
   EpilogueKernel epilogue_ = nullptr;
 };
 

@@ -73,9 +73,17 @@ EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype);
 // taps per vpdpbusd: channels in lanes, each s32 lane's 4 bytes the same input column of 4 kernel
 // rows (depthwise_kernels.cpp, planned by depthwise_plan.cpp). A block of `width` (16, 32 or 64)
 // output channels runs an output row at a time: depthwise_columns() interleaves each group's 4
-// input rows into columns of 4·width bytes (lane c of a column: channel c, its 4 rows' bytes),
+// input rows into columns of 4·width bytes (lane depthwise_lane(width, c) of a column: channel c,
+// its 4 rows' bytes),
 // then a depthwise_output_kernel() sums the taps of a run of output pixels over those columns and
 // writes them through the output stage.
+// The lane of a block's channel c (0 ≤ c < width) in the columns, the weights and the sums: in
+// order for 16 and 32 lanes; for 64, 16·q + 4·l + k where c = 16·l + 4·q + k (vector q, 128-bit
+// lane l, dword k: where the byte unpacks put a row's channel c).
+constexpr int depthwise_lane(int width, int c) {
+  return width == 64 ? 16 * (c / 4 % 4) + 4 * (c / 16) + c % 4 : c;
+}
+
 struct DepthwiseColumns {
   // Per group 4 rows, each the address of its input column 0 at the block's first input channel,
   // or null (a padding row, or a slot past the kernel's rows): the zero point then.
@@ -113,12 +121,19 @@ struct DepthwiseOutputs {
   std::int64_t channel;        // the block's first output channel
   void* output;                // pixel 0's first channel
   std::int64_t output_stride;  // elements between consecutive pixels
-  const StageView* stage;
+  const StageView* stage;      // depthwise_block_stage()'s: 64-lane blocks in their lanes' order
   // Written instead of the output when the (scheme, output dtype) has no vector output stage: the
   // exact sums, [pixels rounded up to 8][64], 64-byte aligned, for the scalar stage.
   std::int32_t* sums;
 };
 using DepthwiseOutputKernel = void (*)(const DepthwiseOutputs&);
+
+// The output stage's per-channel arrays that `scheme` reads, copied into `storage` (7 arrays of
+// `channels` rounded up to 64 words, 64-byte aligned) with the channels of each of the first
+// `blocks64` 64-lane blocks in their lanes' order (depthwise_lane), the rest as they are; `out` is
+// `in` pointing at the copies (`in` itself when every channel shares one set of constants).
+void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t blocks64,
+                           std::int64_t channels, std::int32_t* storage, StageView& out);
 
 // The kernel for a run of output pixels: fused with the output stage of (scheme, output dtype),
 // or writing DepthwiseOutputs::sums where that pair has no vector form (epilogue_kernel() null).

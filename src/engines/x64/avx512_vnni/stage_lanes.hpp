@@ -18,29 +18,42 @@ struct Lanes {
   __m512i bias_s32, q31, shift_left, shift_right, round_down;
   __m512 bias_f32, scale_f32;
 
+  // Calls f(&Lanes::member, &StageView::array) for each per-channel array scheme K reads.
+  template <SchemeKind K, class F>
+  static void for_each_array(F&& f) {
+    if constexpr (K != SchemeKind::fbgemm && K != SchemeKind::onednn) {
+      f(&Lanes::bias_s32, &StageView::bias_s32);
+    }
+    if constexpr (K == SchemeKind::fbgemm || K == SchemeKind::onednn) {
+      f(&Lanes::bias_f32, &StageView::bias_f32);
+    }
+    if constexpr (K != SchemeKind::int32 && K != SchemeKind::tvm && K != SchemeKind::tflite &&
+                  K != SchemeKind::tflite_single) {
+      f(&Lanes::scale_f32, &StageView::scale_f32);
+    }
+    if constexpr (K == SchemeKind::tvm || K == SchemeKind::tflite ||
+                  K == SchemeKind::tflite_single) {
+      f(&Lanes::q31, &StageView::q31);
+      f(&Lanes::shift_right, &StageView::shift_right);
+    }
+    if constexpr (K == SchemeKind::tvm || K == SchemeKind::tflite) {
+      f(&Lanes::shift_left, &StageView::shift_left);
+    }
+    if constexpr (K == SchemeKind::tvm) f(&Lanes::round_down, &StageView::round_down);
+  }
+
   template <SchemeKind K>
   static Lanes load(const StageView& s, std::int64_t channel) {
     const std::int64_t at = channel * s.channel_step;
     Lanes l{};
     // Unaligned loads: a group's panel may start at any output channel.
-    const auto i32 = [&](const std::int32_t* base) { return _mm512_loadu_si512(base + at); };
-    if constexpr (K != SchemeKind::fbgemm && K != SchemeKind::onednn) l.bias_s32 = i32(s.bias_s32);
-    if constexpr (K == SchemeKind::fbgemm || K == SchemeKind::onednn) {
-      l.bias_f32 = _mm512_loadu_ps(s.bias_f32 + at);
-    }
-    if constexpr (K != SchemeKind::int32 && K != SchemeKind::tvm && K != SchemeKind::tflite &&
-                  K != SchemeKind::tflite_single) {
-      l.scale_f32 = _mm512_loadu_ps(s.scale_f32 + at);
-    }
-    if constexpr (K == SchemeKind::tvm || K == SchemeKind::tflite ||
-                  K == SchemeKind::tflite_single) {
-      l.q31 = i32(s.q31);
-      l.shift_right = i32(s.shift_right);
-    }
-    if constexpr (K == SchemeKind::tvm || K == SchemeKind::tflite) l.shift_left = i32(s.shift_left);
-    if constexpr (K == SchemeKind::tvm) l.round_down = i32(s.round_down);
+    for_each_array<K>([&](auto lane, auto array) { set(l.*lane, s.*array + at); });
     return l;
   }
+
+ private:
+  static void set(__m512i& v, const std::int32_t* at) { v = _mm512_loadu_si512(at); }
+  static void set(__m512& v, const float* at) { v = _mm512_loadu_ps(at); }
 };
 
 // clamp(r + zy, lo, hi) for an s32 r, exact for every r: the bounds move to r's side, where they
