@@ -341,7 +341,7 @@ inline void for_tiles(std::int32_t pixels, const Tile& tile) {
 // whole run (its output-stage constants and weights loaded once), each sum narrowed on its own.
 template <SchemeKind K, DType D, bool kRaw, int kTaps, int kStep>
 struct VectorTiles {
-  const DepthwiseOutputs& o;
+  const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   int v;
   __m512i start;
   Sink<K, D, kRaw> sink;
@@ -376,7 +376,7 @@ inline void transpose_lanes(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
 template <SchemeKind K, DType D, bool kRaw, bool kSaturatedLow, int kTaps, int kStep>
 struct BlockTiles {
   static constexpr bool kBytes = !kRaw && D != DType::s32;
-  const DepthwiseOutputs& o;
+  const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   StageView stage;
   __m512i start[4];
   stage_lanes::Lanes at[4];
