@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,10 @@ struct Geometry {
   std::int64_t output_pad;
 };
 
-ProblemDesc depthwise_desc(Rng& rng, const Geometry& g, std::int64_t batch, bool extreme) {
+ProblemDesc depthwise_desc(Rng& rng, const Geometry& g, std::int64_t batch, bool extreme,
+                           std::optional<SchemeKind> scheme = std::nullopt) {
   RandomProblemOptions opt;
+  opt.scheme = scheme;
   opt.op = g.transposed ? OpKind::conv2d_transpose : OpKind::conv2d;
   opt.input_layout = opt.output_layout = Layout::NHWC;
   opt.depthwise = true;
@@ -151,6 +154,48 @@ TEST_P(DepthwiseConformance, DTypesAndZeroPoints) {
         for (auto& z : d.weight_zero_point) z = test::random_zero_point(rng, weight, round < 4);
         expect_exact(GetParam(), test::random_case_for(rng, d), 1 + round % 2);
         if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Every scheme to every output dtype on each tile layout of the kernel: the compile-time schedules
+// (3x3 stride 1 with rows in pairs, 3x3 stride 2, a transposed 4x4 stride 2's 2 taps per phase)
+// and the general one (5x5, dilation), on 64-lane blocks that are full, partly filled (40 or 36
+// channels: vectors past the channels must write nothing) or followed by 32- and 16-lane blocks,
+// with multipliers. Each scheme's output stage runs on the accumulators there, and s32 outputs put
+// the 64-lane blocks' lanes back in channel order.
+TEST_P(DepthwiseConformance, EveryOutputStageOnEveryTileLayout) {
+  Rng rng(11);
+  const Geometry shapes[] = {
+      // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
+      {40, 1, 6, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      {100, 1, 5, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0},
+      {96, 1, 5, 9, 4, 4, 2, 2, 1, 1, 1, 1, 1, true, 0},
+      {20, 2, 5, 10, 3, 3, 1, 1, 1, 1, 1, 0, 2, false, 0},
+      {150, 1, 6, 7, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0},
+      {64, 1, 7, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, false, 0},
+  };
+  const SchemeKind schemes[] = {
+      SchemeKind::int32,         SchemeKind::fbgemm,     SchemeKind::qnnpack, SchemeKind::onednn,
+      SchemeKind::onnx,          SchemeKind::tvm,        SchemeKind::tvm_f32, SchemeKind::tflite,
+      SchemeKind::tflite_single, SchemeKind::onnxruntime};
+  for (const Geometry& g : shapes) {
+    for (SchemeKind scheme : schemes) {
+      for (DType output : {DType::u8, DType::s8, DType::s32}) {
+        if (scheme == SchemeKind::int32 && output != DType::s32) continue;
+        for (int round = 0; round < 2; ++round) {
+          ProblemDesc d = depthwise_desc(rng, g, 1 + round, round == 1, scheme);
+          d.output_dtype = output;
+          if (scheme != SchemeKind::int32) {
+            d.output_zero_point = output == DType::s32
+                                      ? static_cast<std::int32_t>(rng.uniform(-1000, 1000))
+                                      : test::random_zero_point(rng, output, round == 1);
+          }
+          SCOPED_TRACE(std::string(to_string(scheme)) + " to " + std::string(to_string(output)));
+          expect_exact(GetParam(), test::random_case_for(rng, d), 1 + round);
+          if (HasFatalFailure()) return;
+        }
       }
     }
   }
