@@ -323,14 +323,17 @@ template <int kTile, int kTaps, int kStep>
   }
 }
 
-// Runs of pixels in tiles of kTile, the last one of kTile or kTile / 2: tile(first, valid) with
-// `valid` pixels to write (the buffer has columns for whole tiles).
+// Runs of pixels in tiles of kTile, the last one of kTile − 1, kTile or kTile / 2 pixels (the
+// fewest computed: a 7-pixel row is 4 + 3): tile.run<n>(first, valid) with `valid` pixels to write
+// (the buffer has columns for whole tiles of up to 8).
 template <int kTile, class Tile>
 inline void for_tiles(std::int32_t pixels, const Tile& tile) {
   std::int32_t first = 0;
   for (; first + kTile <= pixels; first += kTile) tile.template run<kTile>(first, kTile);
   const std::int32_t left = pixels - first;
-  if (left > kTile / 2) {
+  if (left == kTile - 1) {
+    tile.template run<kTile - 1>(first, left);
+  } else if (left > kTile / 2) {
     tile.template run<kTile>(first, left);
   } else if (left > 0) {
     tile.template run<kTile / 2>(first, left);
