@@ -275,11 +275,12 @@ struct Sink {
 
 // The sums of one tile of kTile pixels (the buffer has columns for all of them) in vector v, from
 // `start`: the accumulators stay in registers from the first tap to the output stage.
-// kTaps > 0: that many column taps per group at consecutive buffer columns (ascending), pixels
-// kStep columns apart, a schedule fixed at compile time: each input vector is loaded once and fed
-// to every (pixel, tap) that reads it (a 3x3 stride-1 tile of 8 pixels loads 10 vectors for its 24
-// vpdpbusd). kTaps = 0: any layout, one load per vpdpbusd.
-template <int kTile, int kTaps, int kStep>
+// kColumns > 0: that many kernel columns per group at consecutive buffer columns (ascending),
+// each kParts taps (w − zw split into kParts s8 parts), pixels kStep columns apart, a schedule
+// fixed at compile time: each input vector is loaded once and fed to every (pixel, tap) that reads
+// it (a 3x3 stride-1 tile of 4 pixels loads 6 vectors for its 12 vpdpbusd). kColumns = 0: any
+// layout, one load per vpdpbusd.
+template <int kTile, int kColumns, int kParts, int kStep>
 [[gnu::always_inline]] inline void accumulate(const DepthwiseOutputs& o, int v, std::int32_t first,
                                               __m512i start, __m512i (&acc)[kTile]) {
   const std::int64_t column_bytes = static_cast<std::int64_t>(o.width) * 4;
@@ -293,20 +294,24 @@ template <int kTile, int kTaps, int kStep>
   for (std::int32_t g = 0; g < o.groups; ++g) {
     const std::uint8_t* group = tile + g * group_bytes;
     const std::int8_t* w_group = weights + g * weight_group_bytes;
-    if constexpr (kTaps > 0) {
+    if constexpr (kColumns > 0) {
       const std::uint8_t* base = group + o.tap_columns[0] * column_bytes;
-      __m512i w[kTaps];
+      __m512i w[kColumns * kParts];
 #pragma GCC unroll 8
-      for (int t = 0; t < kTaps; ++t) w[t] = _mm512_load_si512(w_group + t * column_bytes);
-        // Column j of the tile feeds pixel p at tap t = j − kStep·p.
+      for (int t = 0; t < kColumns * kParts; ++t) {
+        w[t] = _mm512_load_si512(w_group + t * column_bytes);
+      }
+      // Column j of the tile feeds pixel p at kernel column s = j − kStep·p.
 #pragma GCC unroll 32
-      for (int j = 0; j < kStep * (kTile - 1) + kTaps; ++j) {
+      for (int j = 0; j < kStep * (kTile - 1) + kColumns; ++j) {
         const __m512i x = _mm512_load_si512(base + j * column_bytes);
 #pragma GCC unroll 8
-        for (int t = 0; t < kTaps; ++t) {
-          const int p = (j - t) / kStep;
-          if ((j - t) % kStep == 0 && j >= t && p < kTile) {
-            acc[p] = _mm512_dpbusd_epi32(acc[p], x, w[t]);
+        for (int s = 0; s < kColumns; ++s) {
+          const int p = (j - s) / kStep;
+          if ((j - s) % kStep != 0 || j < s || p >= kTile) continue;
+#pragma GCC unroll 4
+          for (int k = 0; k < kParts; ++k) {
+            acc[p] = _mm512_dpbusd_epi32(acc[p], x, w[s * kParts + k]);
           }
         }
       }
@@ -342,7 +347,7 @@ inline void for_tiles(std::int32_t pixels, const Tile& tile) {
 
 // Blocks of 16 or 32 lanes (channels in order): one vector of 16 channels at a time over the
 // whole run (its output-stage constants and weights loaded once), each sum narrowed on its own.
-template <SchemeKind K, DType D, bool kRaw, int kTaps, int kStep>
+template <SchemeKind K, DType D, bool kRaw, int kColumns, int kParts, int kStep>
 struct VectorTiles {
   const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   int v;
@@ -351,7 +356,7 @@ struct VectorTiles {
   template <int kTile>
   [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
     __m512i acc[kTile];
-    accumulate<kTile, kTaps, kStep>(o, v, first, start, acc);
+    accumulate<kTile, kColumns, kParts, kStep>(o, v, first, start, acc);
 #pragma GCC unroll 8
     for (int p = 0; p < kTile; ++p) {
       if (p < valid) sink.put(first + p, acc[p]);
@@ -376,7 +381,7 @@ inline void transpose_lanes(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
 // 64-byte store; to s32 (or the exact sums, kRaw), the lanes transposed back and four stores.
 // kSaturatedLow: the pack to bytes saturates at the output's lower bound, so the schemes skip
 // their own low clamp.
-template <SchemeKind K, DType D, bool kRaw, bool kSaturatedLow, int kTaps, int kStep>
+template <SchemeKind K, DType D, bool kRaw, bool kSaturatedLow, int kColumns, int kParts, int kStep>
 struct BlockTiles {
   static constexpr bool kBytes = !kRaw && D != DType::s32;
   const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
@@ -401,7 +406,7 @@ struct BlockTiles {
 #pragma GCC unroll 4
     for (int v = 0; v < 4; ++v) {
       __m512i acc[kTile];
-      accumulate<kTile, kTaps, kStep>(o, v, first, start[v], acc);
+      accumulate<kTile, kColumns, kParts, kStep>(o, v, first, start[v], acc);
 #pragma GCC unroll 8
       for (int p = 0; p < kTile; ++p) {
         const __m512i result =
@@ -441,21 +446,21 @@ struct BlockTiles {
   }
 };
 
-template <SchemeKind K, DType D, bool kRaw, int kTaps, int kStep>
+template <SchemeKind K, DType D, bool kRaw, int kColumns, int kParts, int kStep>
 void run_outputs(const DepthwiseOutputs& o) {
   if (o.width == 64) {
     // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
     const StageView& s = *o.stage;
     if constexpr (!kRaw && D != DType::s32) {
       if (s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128)) {
-        return for_tiles<4>(o.pixels, BlockTiles<K, D, kRaw, true, kTaps, kStep>(o));
+        return for_tiles<4>(o.pixels, BlockTiles<K, D, kRaw, true, kColumns, kParts, kStep>(o));
       }
     }
-    return for_tiles<4>(o.pixels, BlockTiles<K, D, kRaw, false, kTaps, kStep>(o));
+    return for_tiles<4>(o.pixels, BlockTiles<K, D, kRaw, false, kColumns, kParts, kStep>(o));
   }
   const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
   for (int v = 0; v < o.width / 16 && 16 * v < o.channels; ++v) {
-    const VectorTiles<K, D, kRaw, kTaps, kStep> tiles{
+    const VectorTiles<K, D, kRaw, kColumns, kParts, kStep> tiles{
         o, v, _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v)),
         Sink<K, D, kRaw>(o, v)};
     for_tiles<8>(o.pixels, tiles);
@@ -491,20 +496,26 @@ void block_stage(const StageView& in, std::int64_t blocks64, std::int64_t channe
 }
 
 template <SchemeKind K, DType D, bool kRaw>
-DepthwiseOutputKernel for_layout(int taps, bool consecutive, int column_step) {
-  if (consecutive && taps == 3 && column_step == 1) return &run_outputs<K, D, kRaw, 3, 1>;
-  if (consecutive && taps == 3 && column_step == 2) return &run_outputs<K, D, kRaw, 3, 2>;
-  if (consecutive && taps == 2 && column_step == 1) return &run_outputs<K, D, kRaw, 2, 1>;
-  return &run_outputs<K, D, kRaw, 0, 1>;
+DepthwiseOutputKernel for_layout(int columns, int parts, int column_step) {
+  const auto is = [&](int c, int k, int step) {
+    return columns == c && parts == k && column_step == step;
+  };
+  if (is(3, 1, 1)) return &run_outputs<K, D, kRaw, 3, 1, 1>;
+  if (is(3, 1, 2)) return &run_outputs<K, D, kRaw, 3, 1, 2>;
+  if (is(2, 1, 1)) return &run_outputs<K, D, kRaw, 2, 1, 1>;
+  if (is(3, 2, 1)) return &run_outputs<K, D, kRaw, 3, 2, 1>;
+  if (is(3, 2, 2)) return &run_outputs<K, D, kRaw, 3, 2, 2>;
+  if (is(2, 2, 1)) return &run_outputs<K, D, kRaw, 2, 2, 1>;
+  return &run_outputs<K, D, kRaw, 0, 1, 1>;
 }
 
 template <SchemeKind K>
-DepthwiseOutputKernel for_dtype(DType output_dtype, int taps, bool consecutive, int column_step) {
+DepthwiseOutputKernel for_dtype(DType output_dtype, int columns, int parts, int column_step) {
   switch (output_dtype) {
-    case DType::u8: return for_layout<K, DType::u8, false>(taps, consecutive, column_step);
-    case DType::s8: return for_layout<K, DType::s8, false>(taps, consecutive, column_step);
+    case DType::u8: return for_layout<K, DType::u8, false>(columns, parts, column_step);
+    case DType::s8: return for_layout<K, DType::s8, false>(columns, parts, column_step);
     // s32 from a requantizing scheme: r may exceed s32 before zy; the scalar stage.
-    default: return for_layout<K, DType::s32, true>(taps, consecutive, column_step);
+    default: return for_layout<K, DType::s32, true>(columns, parts, column_step);
   }
 }
 
@@ -549,10 +560,9 @@ void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t 
   out = in;
 }
 
-DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int taps,
-                                              bool consecutive_taps, int column_step) {
-  const int t = taps, step = column_step;
-  const bool c = consecutive_taps;
+DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int columns,
+                                              int parts, int column_step) {
+  const int t = columns, c = parts, step = column_step;
   switch (scheme) {
     case SchemeKind::int32:
       if (output_dtype == DType::s32)

@@ -220,13 +220,15 @@ class DepthwiseKernel final : public PreparedKernel {
     for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
     for (ColumnPhase& c : geometry_.column_phases) {
+      // Kernel columns at consecutive buffer columns, each split into splits_ taps: a fixed
+      // schedule where the kernels have one.
       bool consecutive = true;
-      for (std::size_t t = 1; t < c.tap_columns.size(); ++t) {
-        consecutive = consecutive && c.tap_columns[t] == c.tap_columns[0] + static_cast<int>(t);
+      for (std::size_t t = 0; t < c.tap_columns.size(); ++t) {
+        consecutive =
+            consecutive && c.tap_columns[t] == c.tap_columns[0] + static_cast<int>(t) / splits_;
       }
-      c.kernel =
-          depthwise_output_kernel(d.scheme.kind, d.output_dtype,
-                                  static_cast<int>(c.tap_columns.size()), consecutive, c.step);
+      const int columns = consecutive ? static_cast<int>(c.kernel_cols.size()) : 0;
+      c.kernel = depthwise_output_kernel(d.scheme.kind, d.output_dtype, columns, splits_, c.step);
     }
   }
 

@@ -137,9 +137,10 @@ void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t 
 
 // The kernel for a run of output pixels: fused with the output stage of (scheme, output dtype),
 // or writing DepthwiseOutputs::sums where that pair has no vector form (epilogue_kernel() null).
-// Its schedule is fixed for `taps` column taps at consecutive buffer columns (consecutive_taps),
-// pixels `column_step` columns apart, where that layout has one; else any layout.
-DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int taps,
-                                              bool consecutive_taps, int column_step);
+// Its schedule is fixed for `columns` kernel columns at consecutive buffer columns, `parts` taps
+// each (w − zw split into s8 parts), pixels `column_step` columns apart, where that layout has
+// one; columns = 0: any layout.
+DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int columns,
+                                              int parts, int column_step);
 
 }  // namespace qconv::detail::avx512_vnni
