@@ -387,16 +387,11 @@ struct BlockTiles {
   const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   StageView stage;
   __m512i start[4];
-  stage_lanes::Lanes at[4];
 
   explicit BlockTiles(const DepthwiseOutputs& outputs) : o(outputs), stage(*outputs.stage) {
     const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
     for (int v = 0; v < 4; ++v) {
       start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));
-    }
-    // The stage's arrays are in the block's lane order (depthwise_block_stage).
-    if constexpr (!kRaw) {
-      for (int v = 0; v < 4; ++v) at[v] = stage_lanes::Lanes::load<K>(stage, o.channel + 16 * v);
     }
   }
 
@@ -407,10 +402,15 @@ struct BlockTiles {
     for (int v = 0; v < 4; ++v) {
       __m512i acc[kTile];
       accumulate<kTile, kColumns, kParts, kStep>(o, v, first, start[v], acc);
+      // Loaded per tile (memory operands, mostly): kept for the whole run, four vectors' worth
+      // would be stored to the stack and read back. The stage's arrays are in the block's lane
+      // order (depthwise_block_stage).
+      stage_lanes::Lanes at{};
+      if constexpr (!kRaw) at = stage_lanes::Lanes::load<K>(stage, o.channel + 16 * v);
 #pragma GCC unroll 8
       for (int p = 0; p < kTile; ++p) {
         const __m512i result =
-            kRaw ? acc[p] : stage_lanes::apply<K>(acc[p], at[v], stage, kSaturatedLow);
+            kRaw ? acc[p] : stage_lanes::apply<K>(acc[p], at, stage, kSaturatedLow);
         if constexpr (kBytes) {  // words as soon as a pair of vectors is done
           r[v][p] = v % 2 == 0 ? result : _mm512_packs_epi32(r[v - 1][p], result);
         } else {
