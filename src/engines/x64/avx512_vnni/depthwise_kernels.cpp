@@ -384,6 +384,8 @@ inline void transpose_lanes(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
 template <SchemeKind K, DType D, bool kRaw, bool kSaturatedLow, int kColumns, int kParts, int kStep>
 struct BlockTiles {
   static constexpr bool kBytes = !kRaw && D != DType::s32;
+  // zy added to the packed words (saturating, as the packs narrow) rather than to each vector.
+  static constexpr bool kZeroPointOnWords = kBytes && stage_lanes::zero_point_added_last(K);
   const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   StageView stage;
   __m512i start[4];
@@ -410,9 +412,18 @@ struct BlockTiles {
 #pragma GCC unroll 8
       for (int p = 0; p < kTile; ++p) {
         const __m512i result =
-            kRaw ? acc[p] : stage_lanes::apply<K>(acc[p], at, stage, kSaturatedLow);
+            kRaw ? acc[p]
+                 : stage_lanes::apply<K>(acc[p], at, stage, kSaturatedLow, !kZeroPointOnWords);
         if constexpr (kBytes) {  // words as soon as a pair of vectors is done
-          r[v][p] = v % 2 == 0 ? result : _mm512_packs_epi32(r[v - 1][p], result);
+          if (v % 2 == 0) {
+            r[v][p] = result;
+          } else {
+            r[v][p] = _mm512_packs_epi32(r[v - 1][p], result);
+            if constexpr (kZeroPointOnWords) {
+              r[v][p] = _mm512_adds_epi16(
+                  r[v][p], _mm512_set1_epi16(static_cast<std::int16_t>(stage.zero_point)));
+            }
+          }
         } else {
           r[v][p] = result;
         }

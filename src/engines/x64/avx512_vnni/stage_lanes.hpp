@@ -58,10 +58,11 @@ struct Lanes {
 
 // clamp(r + zy, lo, hi) for an s32 r, exact for every r: the bounds move to r's side, where they
 // fit in s32 for u8 and s8 outputs (and the int32 scheme, whose zero point is 0).
-inline __m512i finish(__m512i r, const StageView& s) {
+// add_zero_point false: r − zy's clamp, zy left to the caller (zero_point_added_last).
+inline __m512i finish(__m512i r, const StageView& s, bool add_zero_point) {
   r = _mm512_max_epi32(r, _mm512_set1_epi32(s.lo - s.zero_point));
   r = _mm512_min_epi32(r, _mm512_set1_epi32(s.hi - s.zero_point));
-  return _mm512_add_epi32(r, _mm512_set1_epi32(s.zero_point));
+  return add_zero_point ? _mm512_add_epi32(r, _mm512_set1_epi32(s.zero_point)) : r;
 }
 
 // The same for a 64-bit r in each even or odd lane pair, leaving r − zy's clamp in 64 bits.
@@ -71,9 +72,9 @@ inline __m512i clamp64(__m512i r, const StageView& s) {
 }
 
 // Even lanes from `even`'s and odd lanes from `odd`'s low halves of 64-bit lanes, plus zy.
-inline __m512i join64(__m512i even, __m512i odd, const StageView& s) {
+inline __m512i join64(__m512i even, __m512i odd, const StageView& s, bool add_zero_point) {
   const __m512i joined = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
-  return _mm512_add_epi32(joined, _mm512_set1_epi32(s.zero_point));
+  return add_zero_point ? _mm512_add_epi32(joined, _mm512_set1_epi32(s.zero_point)) : joined;
 }
 
 inline __m512i odd_lanes(__m512i v) { return _mm512_srli_epi64(v, 32); }
@@ -90,34 +91,44 @@ inline __m512i round_clamped(__m512 v, float lo, float hi) {
 // rne(x) + zy clamped to [lo, hi] (fbgemm, onnxruntime: the zero point added after rounding), the
 // clamp done on x (integer bounds: the same). The high clamp always: 2^31 or more would convert to
 // INT32_MIN; the low one unless the narrowing saturates there (saturated_low, below).
-inline __m512i round_then_add_zero_point(__m512 x, const StageView& s, bool saturated_low) {
+inline __m512i round_then_add_zero_point(__m512 x, const StageView& s, bool saturated_low,
+                                         bool add_zero_point) {
   x = _mm512_min_ps(x, _mm512_set1_ps(static_cast<float>(s.hi - s.zero_point)));
   if (!saturated_low) x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
-  return _mm512_add_epi32(_mm512_cvtps_epi32(x), _mm512_set1_epi32(s.zero_point));
+  const __m512i r = _mm512_cvtps_epi32(x);
+  return add_zero_point ? _mm512_add_epi32(r, _mm512_set1_epi32(s.zero_point)) : r;
 }
 
 // `saturated_low`: the output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥
 // 0, so even INT32_MIN + zy stays negative): a scheme may skip its own low clamp.
+// Whether scheme K's last step is adding zy to an integer already clamped to [lo − zy, hi − zy]
+// (or, with saturated_low, above it only): apply(…, add_zero_point = false) then leaves that add
+// to the caller, who may do it after narrowing (saturating 16-bit adds on packed words).
+constexpr bool zero_point_added_last(SchemeKind k) {
+  return k != SchemeKind::onednn && k != SchemeKind::onnx && k != SchemeKind::tvm_f32;
+}
+
 // Always inlined: out of line, its per-channel constants would be read back from memory per vector.
 template <SchemeKind K>
 [[gnu::always_inline]] inline __m512i apply(__m512i acc, const Lanes& at, const StageView& s,
-                                            bool saturated_low) {
+                                            bool saturated_low, bool add_zero_point = true) {
   const float zy = static_cast<float>(s.zero_point);
   if constexpr (K == SchemeKind::int32) {
-    return finish(_mm512_add_epi32(acc, at.bias_s32), s);
+    return finish(_mm512_add_epi32(acc, at.bias_s32), s, add_zero_point);
   } else if constexpr (K == SchemeKind::fbgemm) {
     const __m512 v = _mm512_add_ps(_mm512_cvtepi32_ps(acc), at.bias_f32);
-    return round_then_add_zero_point(_mm512_mul_ps(v, at.scale_f32), s, saturated_low);
+    return round_then_add_zero_point(_mm512_mul_ps(v, at.scale_f32), s, saturated_low,
+                                     add_zero_point);
   } else if constexpr (K == SchemeKind::onnxruntime) {
     // f32(f32(acc + B) · m), rounded half to even, the zero point added after (SPEC §4).
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
     return round_then_add_zero_point(_mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32), s,
-                                     saturated_low);
+                                     saturated_low, add_zero_point);
   } else if constexpr (K == SchemeKind::qnnpack) {
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
     const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32);
     // |v| ≥ 2^31 converts to INT32_MIN, exactly as PyTorch's conversion does (SPEC §4 qnnpack).
-    return finish(_mm512_cvtps_epi32(v), s);
+    return finish(_mm512_cvtps_epi32(v), s, add_zero_point);
   } else if constexpr (K == SchemeKind::onednn) {
     const __m512 v =
         _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), at.bias_f32), at.scale_f32);
@@ -172,7 +183,7 @@ template <SchemeKind K>
                               even_lanes_unsigned(down));
     const __m512i odd = lane(odd_lanes(with_bias), odd_lanes(q), odd_lanes(left), odd_lanes(right),
                              odd_lanes(down));
-    return join64(even, odd, s);
+    return join64(even, odd, s, add_zero_point);
   } else if constexpr (K == SchemeKind::tflite) {
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
     const __m512i shifted = _mm512_sllv_epi32(with_bias, at.shift_left);  // wraps, as s32
@@ -202,7 +213,7 @@ template <SchemeKind K>
         threshold, _mm512_cmplt_epi32_mask(high, _mm512_setzero_si512()), threshold, one);
     __m512i r = _mm512_srav_epi32(high, exponent);
     r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(remainder, threshold), r, one);
-    return finish(r, s);
+    return finish(r, s, add_zero_point);
   } else if constexpr (K == SchemeKind::tflite_single) {
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
     const __m512i q = at.q31, right = at.shift_right;
@@ -213,7 +224,7 @@ template <SchemeKind K>
       return clamp64(_mm512_srav_epi64(_mm512_add_epi64(p, nudge), r), s);
     };
     return join64(lane(with_bias, q, even_lanes_unsigned(right)),
-                  lane(odd_lanes(with_bias), odd_lanes(q), odd_lanes(right)), s);
+                  lane(odd_lanes(with_bias), odd_lanes(q), odd_lanes(right)), s, add_zero_point);
   }
   return acc;
 }
