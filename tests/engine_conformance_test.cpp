@@ -216,6 +216,59 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
   }
 }
 
+// A weight zero point needs each output pixel's window sum Σx: on every path (1x1 flat, strided
+// 1x1, padded rows that skip taps, pixel tiles whose padded taps read zero-point bytes, AMX blocks
+// on padded and channel-padded copies, transposed, im2col rows, batch > 1) and 1 and 2 threads,
+// with per-channel zero points and a non-zero input zero point, so a window sum that is wrong
+// cannot cancel out.
+TEST_P(EngineConformance, WeightZeroPointWindowSumsOnEveryPath) {
+  Rng rng(17);
+  struct Shape {
+    std::int64_t c, o, h, w, k, stride, pad, batch;
+    bool transposed;
+  };
+  const Shape shapes[] = {
+      {64, 128, 9, 40, 1, 1, 0, 2, false}, {72, 64, 11, 13, 1, 2, 0, 1, false},
+      {40, 80, 7, 7, 3, 1, 1, 1, false},   {32, 64, 9, 9, 3, 2, 1, 2, false},
+      {16, 64, 5, 11, 3, 1, 2, 1, false},  {64, 64, 10, 40, 3, 1, 1, 1, false},
+      {96, 130, 8, 36, 3, 1, 1, 1, false}, {128, 64, 14, 14, 1, 2, 0, 1, false},
+      {64, 96, 6, 34, 3, 2, 1, 1, false},  {24, 40, 13, 37, 5, 1, 2, 1, false},
+      {64, 32, 7, 9, 4, 2, 1, 1, true},    {20, 24, 5, 6, 3, 1, 1, 2, true},
+      {3, 64, 12, 70, 7, 2, 3, 1, false},  {4, 40, 9, 9, 3, 1, 1, 2, false},
+  };
+  for (const Shape& s : shapes) {
+    int ran = 0;
+    for (int round = 0; round < 4; ++round) {
+      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch);
+      ProblemDesc d = rc.desc;
+      if (s.transposed) {
+        d.op = OpKind::conv2d_transpose;
+        d.weight_layout = Layout::IOHW;
+      }
+      const bool u8_weights = d.weight_dtype == DType::u8;
+      d.weight_zero_point.resize(static_cast<std::size_t>(s.o));
+      for (std::int64_t o = 0; o < s.o; ++o) {
+        d.weight_zero_point[static_cast<std::size_t>(o)] =
+            static_cast<std::int32_t>((u8_weights ? 128 : 0) + 1 + o % 5);
+      }
+      d.weight_scale.assign(static_cast<std::size_t>(s.o), d.weight_scale[0]);
+      d.input_zero_point = round % 2 == 0 ? 3 : (d.input_dtype == DType::u8 ? 250 : -120);
+      try {
+        (void)Problem(d);
+      } catch (const Error&) {
+        continue;  // a scheme that takes no per-channel weight zero points
+      }
+      rc = test::random_case_for(rng, d);
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+      ++ran;
+    }
+    EXPECT_GT(ran, 0) << "every round's scheme refused the weight zero points";
+  }
+}
+
 // Grouped convolution with groups of every width that shares panels (4, 8, 16 and 32 output
 // channels, input widths up to the output's) and some that cannot (not a divisor of 64, input
 // wider than output, not whole dwords), full and partial panels, 1x1 and 3x3, strides 1 and 2,

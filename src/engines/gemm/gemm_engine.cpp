@@ -202,6 +202,13 @@ class GemmKernel final : public PreparedKernel {
     }
     plan_patterns(problem);
     if (depthwise_) pair_depthwise_weights();
+    // A weight zero point's window sums added up from sums of whole pixels, made once per call
+    // (KernelSet::sum_pixels), where every tap reads one pixel's channels of the tensor the tiles
+    // walk (im2col: each gathered row's, as it is gathered); otherwise (groups) the tiles sum their
+    // windows' bytes themselves.
+    pixel_window_sums_ =
+        needs_window_sums_ && kernels.sum_pixels != nullptr && !depthwise_ && groups_ == 1;
+    for (const std::int64_t offset : tap_offsets_) tap_pixels_.push_back(offset / pixel_bytes_);
     // Preparation's intermediates: the plan runs from the pattern sums and pairs alone.
     tap_sums_ = {};
     depthwise_weights_ = {};
@@ -293,17 +300,16 @@ class GemmKernel final : public PreparedKernel {
     } else if (flip_input_ || channel_padded_) {
       ctx.input = plain_copy(input);
     }
+    const std::int32_t* pixel_sums =
+        pixel_window_sums_ && path_ != Path::im2col ? sum_input_pixels(ctx) : nullptr;
     if (widened_input() && path_ != Path::im2col) {  // im2col widens each gathered run instead
-      std::int64_t pixels = call.batch * d.in_height * d.in_width;
-      if (transposed_ || padded_copy_) pixels = call.batch * in_h_ * in_w_;
-      if (compact_copy_) pixels = call.batch * out_h_ * out_w_;
-      ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input), pixels * pixel_bytes_,
-                               call.threads);
+      ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input),
+                               walked_pixels(call.batch) * pixel_bytes_, call.threads);
     }
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
-        run_row(ctx, stage, task / rows, task % rows);
+        run_row(ctx, stage, pixel_sums, task / rows, task % rows);
       }
       if (amx_) kernels_.amx_end();
     });
@@ -314,6 +320,51 @@ class GemmKernel final : public PreparedKernel {
   }
 
  private:
+  // Pixels of the tensor the tiles walk: the input, or its copy (padded, spread out or dense).
+  std::int64_t walked_pixels(std::int64_t batch) const {
+    if (transposed_ || padded_copy_) return batch * in_h_ * in_w_;
+    if (compact_copy_) return batch * out_h_ * out_w_;
+    return batch * problem_.desc().in_height * problem_.desc().in_width;
+  }
+
+  // The sum of each pixel's channels in the tensor the tiles walk (before any widening), in the
+  // calling thread's scratch: the window sums of every panel's tiles are added up from these.
+  const std::int32_t* sum_input_pixels(const RunContext& ctx) const {
+    const std::int64_t pixels = walked_pixels(ctx.batch);
+    auto* sums = reinterpret_cast<std::int32_t*>(
+        thread_scratch(static_cast<std::size_t>(pixels) * sizeof(std::int32_t), 4));
+    const auto* input = static_cast<const std::uint8_t*>(ctx.input);
+    constexpr std::int64_t kChunk = 4096;  // pixels per task: a few microseconds
+    parallel_for(ctx.threads, (pixels + kChunk - 1) / kChunk,
+                 [&](std::int64_t begin, std::int64_t end) {
+                   const std::int64_t first = begin * kChunk;
+                   const std::int64_t last = std::min(pixels, end * kChunk);
+                   kernels_.sum_pixels(input + first * pixel_bytes_, last - first, pixel_bytes_,
+                                       channels_, sums + first);
+                 });
+    return sums;
+  }
+
+  // Σx of each row's window from the per-pixel sums: row i's window origin is pixel
+  // first + i·step of the walked tensor, and it reads the pattern's listed taps. Modulo 2^32, as
+  // the kernels' own sums.
+  void sum_windows(const std::int32_t* pixel_sums, std::int64_t first, std::int64_t step,
+                   std::int64_t pattern, int rows, std::int32_t* out) const {
+    const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
+    std::uint32_t sums[kMaxAmxRows] = {};
+    for (std::int32_t k = 0; k < taps; ++k) {
+      // first alone may lie in the padding (a row skipping padded taps): add the tap first.
+      const std::int32_t* at =
+          pixel_sums + (first + tap_pixels_[static_cast<std::size_t>(first_tap + k)]);
+      if (step == 1) {  // consecutive pixels: a loop the compiler vectorises
+        for (int i = 0; i < rows; ++i) sums[i] += static_cast<std::uint32_t>(at[i]);
+      } else {
+        for (int i = 0; i < rows; ++i) sums[i] += static_cast<std::uint32_t>(at[i * step]);
+      }
+    }
+    for (int i = 0; i < rows; ++i) out[i] = static_cast<std::int32_t>(sums[i]);
+  }
+
   // The canonical weight tap packed as tap t: the same one, or (transposed) the flipped kernel's.
   // Its own inverse.
   std::int64_t source_tap(std::int64_t t) const {
@@ -647,13 +698,14 @@ class GemmKernel final : public PreparedKernel {
     const StageView& stage;
     std::int64_t panel;
     int vectors;
-    std::int32_t channels;       // valid output channels in the panel
-    std::int64_t first_channel;  // the panel's first output channel
-    std::int64_t input_offset;   // its group's first input channel, in bytes into a pixel
+    std::int32_t channels;           // valid output channels in the panel
+    std::int64_t first_channel;      // the panel's first output channel
+    std::int64_t input_offset;       // its group's first input channel, in bytes into a pixel
+    const std::int32_t* pixel_sums;  // per pixel of the walked tensor, or null (sum_input_pixels)
   };
 
-  void run_row(const RunContext& ctx, const StageView& stage, std::int64_t panel,
-               std::int64_t row) const {
+  void run_row(const RunContext& ctx, const StageView& stage, const std::int32_t* pixel_sums,
+               std::int64_t panel, std::int64_t row) const {
     const auto p = static_cast<std::size_t>(panel);
     const PanelRun pr{ctx,
                       stage,
@@ -663,7 +715,8 @@ class GemmKernel final : public PreparedKernel {
                       panel_channels_[p],
                       depthwise_              ? panel * kPanelWidth
                       : groups_per_panel_ > 1 ? panel * groups_per_panel_ * group_in_
-                                              : (panel / panels_per_group_) * group_in_};
+                                              : (panel / panels_per_group_) * group_in_,
+                      pixel_sums};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * flat_chunk();
@@ -671,17 +724,21 @@ class GemmKernel final : public PreparedKernel {
       const auto& d = problem_.desc();
       const bool strided = (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
       if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
+        // Row i reads pixel at + i alone: its window sum is that pixel's.
+        const auto sums_at = [&](std::int64_t at) {
+          return pr.pixel_sums != nullptr ? pr.pixel_sums + at : nullptr;
+        };
         std::int64_t at = begin;
         while (amx_ && end - at >= kMinAmxRows) {  // AMX blocks first, where the plan has them
           const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - at));
           run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * pixel_bytes_, pixel_bytes_,
-                   nullptr, 0, rows, at);
+                   nullptr, 0, rows, at, nullptr, sums_at(at));
           at += rows;
         }
         for (; at < end; at += max_rows_) {
           const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
           run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * pixel_bytes_, pixel_bytes_,
-                   nullptr, 0, rows, at);
+                   nullptr, 0, rows, at, nullptr, sums_at(at));
         }
         return;
       }
@@ -690,14 +747,18 @@ class GemmKernel final : public PreparedKernel {
         // A strided 1x1 layer as one GEMM too: each row's input pixel from its own offset, so
         // tiles run across output rows (7x7 outputs make 6-pixel tiles, not 4 + 3).
         std::int64_t offsets[kMaxTileRows];
+        std::int32_t sums[kMaxTileRows];
         for (int i = 0; i < rows; ++i) {
           const std::int64_t pixel = at + i;
           const std::int64_t x = pixel % out_w_, y = (pixel / out_w_) % out_h_,
                              n = pixel / (out_w_ * out_h_);
-          offsets[i] =
-              ((n * d.in_height + y * d.stride_h) * d.in_width + x * d.stride_w) * pixel_bytes_;
+          const std::int64_t input_pixel =
+              (n * d.in_height + y * d.stride_h) * d.in_width + x * d.stride_w;
+          offsets[i] = input_pixel * pixel_bytes_;
+          if (pr.pixel_sums != nullptr) sums[i] = pr.pixel_sums[input_pixel];
         }
-        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), 0, 0, offsets, 0, rows, at);
+        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), 0, 0, offsets, 0, rows, at,
+                 nullptr, pr.pixel_sums != nullptr ? sums : nullptr);
       }
       return;
     }
@@ -716,6 +777,7 @@ class GemmKernel final : public PreparedKernel {
       // read them back.
       alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
       alignas(64) std::uint16_t wide[kIm2colBufferBytes + 64];  // with input_widening 2
+      std::int32_t gathered_sums[kIm2colBufferBytes / 4];       // with pixel_window_sums_
       const std::int64_t per_gather =
           std::max<std::int64_t>(kMaxAmxBlock, kIm2colBufferBytes / im2col_stride());
       for (std::size_t first = 0; first < column_tiles_.size();) {
@@ -728,6 +790,12 @@ class GemmKernel final : public PreparedKernel {
         const std::int64_t pixels =
             column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
         gather(ctx, n, y, x0, static_cast<int>(pixels), gathered);
+        // A gathered row is a whole window (zeros after it): its sum is the window sum.
+        std::int32_t* row_sums = nullptr;
+        if (pixel_window_sums_) {
+          row_sums = gathered_sums;
+          kernels_.sum_pixels(gathered, pixels, im2col_stride(), im2col_stride(), row_sums);
+        }
         const std::uint8_t* rows_in = gathered;
         if (widened_input()) {  // the tiles read it as u16, with zeros after it
           const std::int64_t bytes = pixels * im2col_stride();
@@ -738,7 +806,7 @@ class GemmKernel final : public PreparedKernel {
         for (std::size_t t = first; t < last; ++t) {
           const auto [x, rows] = column_tiles_[t];
           run_tile(pr, rows_in, (x - x0) * im2col_stride(), im2col_stride(), nullptr, 0, rows,
-                   first_pixel + x);
+                   first_pixel + x, nullptr, row_sums != nullptr ? row_sums + (x - x0) : nullptr);
         }
         first = last;
       }
@@ -749,9 +817,13 @@ class GemmKernel final : public PreparedKernel {
       const auto [x, rows] = column_tiles_[t];
       const std::int64_t pattern =
           row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
-      const std::int64_t origin = (origin_row + x * stride_w_ - pad_left_) * pixel_bytes_;
-      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, stride_w_ * pixel_bytes_,
-               nullptr, pattern, rows, first_pixel + x);
+      const std::int64_t origin = origin_row + x * stride_w_ - pad_left_;  // in pixels
+      std::int32_t sums[kMaxAmxRows];
+      if (pr.pixel_sums != nullptr)
+        sum_windows(pr.pixel_sums, origin, stride_w_, pattern, rows, sums);
+      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin * pixel_bytes_,
+               stride_w_ * pixel_bytes_, nullptr, pattern, rows, first_pixel + x, nullptr,
+               pr.pixel_sums != nullptr ? sums : nullptr);
     }
   }
 
@@ -767,34 +839,54 @@ class GemmKernel final : public PreparedKernel {
     for (std::int64_t at = begin; at < end;) {
       const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
       std::int64_t offsets[kMaxTileRows], top[kMaxTileRows], left[kMaxTileRows];
+      std::int64_t origins[kMaxTileRows];  // in pixels
+      std::int32_t sums[kMaxTileRows];
+      std::int32_t* window_sums = pr.pixel_sums != nullptr ? sums : nullptr;
       bool padded = false;
       for (int i = 0; i < rows; ++i) {
         const std::int64_t y = (at + i) / out_w_, x = (at + i) % out_w_;
         top[i] = y * stride_h_ - pad_top_;  // the window's first input row and column
         left[i] = x * stride_w_ - pad_left_;
-        offsets[i] = ((n * in_h_ + top[i]) * in_w_ + left[i]) * pixel_bytes_;
+        origins[i] = (n * in_h_ + top[i]) * in_w_ + left[i];
+        offsets[i] = origins[i] * pixel_bytes_;
         padded = padded || !full_rows_[static_cast<std::size_t>(y)] ||
                  !full_columns_[static_cast<std::size_t>(x)];
       }
       if (!padded) {
-        run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at);
+        for (int i = 0; window_sums != nullptr && i < rows; ++i) {
+          sum_windows(pr.pixel_sums, origins[i], 1, full_pattern_, 1, sums + i);
+        }
+        run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at, nullptr,
+                 window_sums);
         at += rows;
         continue;
       }
       const std::uint8_t* tap_rows[kMaxRedirectedTaps * kMaxTileRows];
       const std::uint8_t* zero_points = zero_point_row(pr.ctx) + pr.input_offset;
+      // A tap on the zero-point row reads tap_bytes_ bytes of zx.
+      const auto padded_sum = static_cast<std::uint32_t>(pr.ctx.input_zero_point * tap_bytes_);
+      std::uint32_t padded_sums[kMaxTileRows] = {};
       for (std::int32_t k = 0; k < taps; ++k) {
         const auto tap = static_cast<std::size_t>(first_tap + k);
         const std::int64_t dy = tap_kernel_rows_[tap] * d.dilation_h;
         const std::int64_t dx = tap_columns_[tap] * d.dilation_w;
         for (int i = 0; i < rows; ++i) {
           const std::int64_t h = top[i] + dy, w = left[i] + dx;
-          tap_rows[k * rows + i] = h >= 0 && h < in_h_ && w >= 0 && w < in_w_
-                                       ? input + (offsets[i] + tap_offsets_[tap] + pr.input_offset)
-                                       : zero_points;
+          const bool inside = h >= 0 && h < in_h_ && w >= 0 && w < in_w_;
+          tap_rows[k * rows + i] =
+              inside ? input + (offsets[i] + tap_offsets_[tap] + pr.input_offset) : zero_points;
+          if (window_sums != nullptr) {
+            padded_sums[i] +=
+                inside ? static_cast<std::uint32_t>(pr.pixel_sums[(n * in_h_ + h) * in_w_ + w])
+                       : padded_sum;
+          }
         }
       }
-      run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at, tap_rows);
+      for (int i = 0; window_sums != nullptr && i < rows; ++i) {
+        sums[i] = static_cast<std::int32_t>(padded_sums[i]);
+      }
+      run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at, tap_rows,
+               window_sums);
       at += rows;
     }
   }
@@ -836,14 +928,15 @@ class GemmKernel final : public PreparedKernel {
 
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
-                int rows, std::int64_t first_pixel,
-                const std::uint8_t* const* tap_rows = nullptr) const {
+                int rows, std::int64_t first_pixel, const std::uint8_t* const* tap_rows = nullptr,
+                const std::int32_t* row_window_sums = nullptr) const {
     if (rows > max_rows_ && pr.vectors != 4 && pr.vectors != 2) {
       // An AMX block on a panel of 16 or 48 lanes: vpdpbusd tiles instead (AMX takes 32 lanes
       // at a time).
       for (int done = 0; done < rows; done += max_rows_) {
         run_tile(pr, input, origin + done * row_stride, row_stride, nullptr, pattern,
-                 std::min(max_rows_, rows - done), first_pixel + done);
+                 std::min(max_rows_, rows - done), first_pixel + done, nullptr,
+                 row_window_sums != nullptr ? row_window_sums + done : nullptr);
       }
       return;
     }
@@ -852,7 +945,8 @@ class GemmKernel final : public PreparedKernel {
     const auto p = static_cast<std::size_t>(pr.panel);
     const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
     const std::int64_t origin_in_pixel = origin + pr.input_offset;
-    std::int32_t* sums = needs_window_sums_ ? window_sums : nullptr;
+    // The tiles sum their windows' bytes, unless the caller added them up (pixel_window_sums_).
+    std::int32_t* sums = needs_window_sums_ && !pixel_window_sums_ ? window_sums : nullptr;
     // The constant term −zx·Σ(w' − zw') over this pattern's taps starts the sums.
     const std::int32_t* zero_point_sums =
         pr.ctx.input_zero_point != 0
@@ -894,6 +988,7 @@ class GemmKernel final : public PreparedKernel {
     }
 
     const RunContext& ctx = pr.ctx;
+    const std::int32_t* row_sums = pixel_window_sums_ ? row_window_sums : sums;
     const std::int64_t channel = pr.first_channel;  // output channels; slots for the rest
     const std::int64_t slot = pr.panel * kPanelWidth;
     const std::size_t element = element_size(problem_.desc().output_dtype);
@@ -902,7 +997,7 @@ class GemmKernel final : public PreparedKernel {
         rows,
         pr.channels,
         channel,
-        sums,
+        row_sums,
         zero_points_.data() + slot,
         uniform_zero_point_,
         static_cast<std::byte*>(ctx.output) +
@@ -950,6 +1045,8 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int64_t> pattern_pair_offsets_;
   std::vector<std::byte> depthwise_canonical_;  // an s8 input, run as u8 from a copy
   bool needs_window_sums_ = false;
+  bool pixel_window_sums_ = false;        // the window sums from per-pixel sums (sum_input_pixels)
+  std::vector<std::int64_t> tap_pixels_;  // per listed tap: tap_offsets_ in pixels
   bool amx_ = false;
   bool padded_copy_ = false;
   // AMX on channels padded to a multiple of 64 in every copy: pixel_bytes_ bytes per pixel.
