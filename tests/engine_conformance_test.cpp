@@ -269,6 +269,41 @@ TEST_P(EngineConformance, WeightZeroPointWindowSumsOnEveryPath) {
   }
 }
 
+// Transposed convolution with strides 2 to 4 runs as stride_h·stride_w phases, each output phase
+// listing only the taps that land on input pixels: kernels smaller than, equal to and larger than
+// the stride, dilations that share a factor with it (taps of no phase), padding, output padding,
+// channel counts on and off AMX, batch > 1, with and without weight zero points.
+TEST_P(EngineConformance, TransposedStridePhases) {
+  Rng rng(19);
+  struct Shape {
+    std::int64_t c, o, h, w, k, stride, dilation, pad, output_pad, batch;
+  };
+  const Shape shapes[] = {
+      {64, 64, 5, 9, 2, 2, 1, 0, 0, 1},  {64, 48, 4, 7, 4, 2, 1, 1, 0, 2},
+      {20, 24, 5, 6, 3, 2, 1, 1, 1, 1},  {16, 70, 4, 5, 5, 3, 1, 2, 2, 1},
+      {8, 16, 3, 4, 2, 3, 1, 0, 1, 2},   {128, 64, 3, 17, 4, 4, 1, 0, 3, 1},
+      {12, 20, 4, 4, 3, 2, 2, 1, 1, 1},  {24, 32, 5, 5, 3, 4, 2, 2, 0, 1},
+      {64, 80, 6, 20, 3, 2, 1, 2, 0, 1}, {5, 7, 6, 3, 7, 3, 2, 4, 2, 1},
+  };
+  for (const Shape& s : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, 1, 0, s.batch, 1, round < 2);
+      ProblemDesc d = rc.desc;
+      d.op = OpKind::conv2d_transpose;
+      d.weight_layout = Layout::IOHW;
+      d.stride_h = d.stride_w = s.stride;
+      d.dilation_h = d.dilation_w = s.dilation;
+      d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = s.pad;
+      d.output_pad_h = d.output_pad_w = s.output_pad;
+      rc = test::random_case_for(rng, d);
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+    }
+  }
+}
+
 // Grouped convolution with groups of every width that shares panels (4, 8, 16 and 32 output
 // channels, input widths up to the output's) and some that cannot (not a divisor of 64, input
 // wider than output, not whole dwords), full and partial panels, 1x1 and 3x3, strides 1 and 2,

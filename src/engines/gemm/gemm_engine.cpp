@@ -35,6 +35,7 @@
 #include "core/parallel.hpp"
 #include "engines/engine.hpp"
 #include "engines/gemm/activation_copies.hpp"
+#include "engines/gemm/axis_taps.hpp"
 #include "engines/gemm/kernel_set.hpp"
 #include "engines/gemm/stage_view.hpp"
 #include "output/rounding.hpp"
@@ -56,17 +57,6 @@ constexpr int kMinAmxRows = 4;
 constexpr std::int64_t kGroupedTileBelow = 64;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM, in register tiles.
 constexpr std::int64_t kFlatChunkTiles = 16;
-
-// The valid taps along one axis for output position `out`: [begin, end).
-std::pair<std::int64_t, std::int64_t> valid_taps(std::int64_t out, std::int64_t stride,
-                                                 std::int64_t dilation, std::int64_t pad,
-                                                 std::int64_t kernel, std::int64_t extent) {
-  std::int64_t begin = 0;
-  while (begin < kernel && out * stride + begin * dilation - pad < 0) ++begin;
-  std::int64_t end = kernel;
-  while (end > begin && out * stride + (end - 1) * dilation - pad >= extent) --end;
-  return {begin, end};
-}
 
 // Tiles covering [begin, end): with AMX first blocks of up to 32 pixels, then (or only) tiles of
 // at most max_rows pixels, as even as possible (26 → 6,5,5,5,5).
@@ -115,9 +105,13 @@ class GemmKernel final : public PreparedKernel {
     // engines have a kernel of their own instead: avx512_vnni/depthwise_plan.cpp).
     depthwise_ = depthwise(problem);
     // A transposed convolution runs as the convolution of its zero-inserted input with the
-    // flipped kernel: the input is spread out at its stride into scratch (the holes and the
-    // padding holding zx, which add (zx − zx)·w = 0), then every tap of every pixel is valid.
+    // flipped kernel. With stride 1 (and for depthwise tiles) the input is placed into scratch,
+    // spread out at its stride, the holes and the padding holding zx (which adds (zx − zx)·w = 0):
+    // every tap of every pixel is then valid. With a larger stride each output phase lists only
+    // the taps that land on input pixels (axis_taps.hpp), and the tiles read the input itself: no
+    // zero is inserted or multiplied.
     transposed_ = problem.transposed();
+    phased_ = phased(problem);
     stride_h_ = transposed_ ? 1 : d.stride_h;
     stride_w_ = transposed_ ? 1 : d.stride_w;
     if (depthwise_ || transposed_) {
@@ -183,7 +177,7 @@ class GemmKernel final : public PreparedKernel {
     pad_left_ = d.pad_left;
     padded_copy_ = amx_ && path_ == Path::rows && !transposed_ &&
                    (d.pad_top != 0 || d.pad_bottom != 0 || d.pad_left != 0 || d.pad_right != 0);
-    if (transposed_) {  // the spread-out input: output size plus the kernel's span
+    if (transposed_ && !phased_) {  // the placed input: output size plus the kernel's span
       in_h_ = out_h_ + (d.kernel_h - 1) * d.dilation_h;
       in_w_ = out_w_ + (d.kernel_w - 1) * d.dilation_w;
       pad_top_ = pad_left_ = 0;
@@ -227,7 +221,11 @@ class GemmKernel final : public PreparedKernel {
     const std::string tile = std::to_string(max_rows_) + "x" + std::to_string(kPanelWidth);
     out << (amx_ ? "avx512_amx tdpbusd <=32x64 + " : "") << kernels_.name << " ";
     if (depthwise_) out << "dwconv " << tile << " (channels in lanes) ";
-    if (transposed_) out << "(transposed: zero-inserted input, flipped kernel) ";
+    if (transposed_ && !phased_) out << "(transposed: zero-inserted input, flipped kernel) ";
+    if (phased_) {
+      out << "(transposed: " << d.stride_h * d.stride_w
+          << " stride phases of the flipped kernel, inserted zeros skipped) ";
+    }
     switch (path_) {
       case Path::flat:
         out << "gemm " << tile << " 1x1";
@@ -289,7 +287,7 @@ class GemmKernel final : public PreparedKernel {
                                call.threads,
                                pixel_bytes_};
     const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
-    if (transposed_) {
+    if (transposed_ && !phased_) {
       ctx.input = placed_copy(input, in_h_, in_w_, d.stride_h, d.stride_w,
                               (d.kernel_h - 1) * d.dilation_h - d.pad_top,
                               (d.kernel_w - 1) * d.dilation_w - d.pad_left, zx);
@@ -578,31 +576,41 @@ class GemmKernel final : public PreparedKernel {
       split_tiles(0, out_w_, amx_, max_rows_, column_tiles_);
       return;
     }
-    std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> row_kinds, column_kinds;
-    std::vector<std::pair<std::int64_t, std::int64_t>> row_ranges, column_ranges;
+    const auto [row_walk, column_walk] = walks(problem, padded_copy_);
+    std::map<TapRange, std::int32_t> row_kinds, column_kinds;
+    std::vector<TapRange> row_ranges, column_ranges;
     for (std::int64_t y = 0; y < out_h_; ++y) {
-      const auto range = valid_taps(y, stride_h_, d.dilation_h, pad_top_, d.kernel_h, in_h_);
+      const TapRange range = axis_taps(y, row_walk);
       const auto [it, added] =
           row_kinds.emplace(range, static_cast<std::int32_t>(row_ranges.size()));
       if (added) row_ranges.push_back(range);
       row_pattern_.push_back(it->second);
     }
-    // Columns: runs of output positions with the same valid taps, each cut into tiles.
-    std::int64_t run_begin = 0;
-    std::pair<std::int64_t, std::int64_t> run_range{};
-    for (std::int64_t x = 0; x <= out_w_; ++x) {
-      const auto range = x < out_w_
-                             ? valid_taps(x, stride_w_, d.dilation_w, pad_left_, d.kernel_w, in_w_)
-                             : std::pair<std::int64_t, std::int64_t>{-1, -1};
-      if (x > 0 && range != run_range) {
-        const auto [it, added] =
-            column_kinds.emplace(run_range, static_cast<std::int32_t>(column_ranges.size()));
-        if (added) column_ranges.push_back(run_range);
-        split_tiles(run_begin, x, amx_, max_rows_, column_tiles_);
-        column_pattern_.resize(column_tiles_.size(), it->second);
-        run_begin = x;
+    // Columns: runs of output positions with the same valid taps, each cut into tiles. A
+    // transposed convolution's columns of one phase (every stride_w-th) have the same taps: their
+    // tiles run over the phase's positions, column_step_ apart.
+    column_step_ = column_walk.spacing;
+    for (std::int64_t phase = 0; phase < std::min(column_step_, out_w_); ++phase) {
+      const std::int64_t positions = (out_w_ - phase + column_step_ - 1) / column_step_;
+      std::int64_t run_begin = 0;
+      TapRange run_range;
+      for (std::int64_t j = 0; j <= positions; ++j) {
+        const TapRange range =
+            j < positions ? axis_taps(phase + j * column_step_, column_walk) : TapRange{-1, -1, 1};
+        if (j > 0 && range != run_range) {
+          const auto [it, added] =
+              column_kinds.emplace(run_range, static_cast<std::int32_t>(column_ranges.size()));
+          if (added) column_ranges.push_back(run_range);
+          const std::size_t first_tile = column_tiles_.size();
+          split_tiles(run_begin, j, amx_, max_rows_, column_tiles_);
+          for (std::size_t t = first_tile; t < column_tiles_.size(); ++t) {
+            column_tiles_[t].first = phase + column_tiles_[t].first * column_step_;
+          }
+          column_pattern_.resize(column_tiles_.size(), it->second);
+          run_begin = j;
+        }
+        run_range = range;
       }
-      run_range = range;
     }
     // Pixel tiles, for outputs narrower than two register tiles: runs of consecutive output
     // pixels, across output rows, whatever their padding (a tile with padded pixels reads those
@@ -611,28 +619,30 @@ class GemmKernel final : public PreparedKernel {
     // the panel's weights again, and its border pixels 1-row tiles, several times slower per
     // pixel (a 7x7 output with padding 1 has 24 of its 49 pixels on the border). In wider
     // outputs these are a few per row, and the pointer tables would cost more than they save.
+    // Not for the phases of a transposed convolution: those list fewer taps than every tap.
     pixel_tiles_ = kernels_.tap_row_pointers && !depthwise_ && !amx_ && out_w_ < 2 * max_rows_ &&
-                   d.kernel_h * d.kernel_w <= kMaxRedirectedTaps;
+                   d.kernel_h * d.kernel_w <= kMaxRedirectedTaps && !phased_;
     if (pixel_tiles_) {
-      const auto kind_of = [](auto& ranges, std::pair<std::int64_t, std::int64_t> full) {
+      const auto kind_of = [](auto& ranges, TapRange full) {
         const auto at = std::find(ranges.begin(), ranges.end(), full);
         if (at != ranges.end()) return static_cast<std::int64_t>(at - ranges.begin());
         ranges.push_back(full);
         return static_cast<std::int64_t>(ranges.size()) - 1;
       };
-      const std::int64_t full_row = kind_of(row_ranges, {0, d.kernel_h});
-      const std::int64_t full_column = kind_of(column_ranges, {0, d.kernel_w});
+      const std::int64_t full_row = kind_of(row_ranges, {0, d.kernel_h, 1});
+      const std::int64_t full_column = kind_of(column_ranges, {0, d.kernel_w, 1});
       full_pattern_ = full_row * static_cast<std::int64_t>(column_ranges.size()) + full_column;
       for (std::int64_t y = 0; y < out_h_; ++y) {
         full_rows_.push_back(row_pattern_[static_cast<std::size_t>(y)] == full_row);
       }
       for (std::int64_t x = 0; x < out_w_; ++x) {
-        full_columns_.push_back(
-            valid_taps(x, stride_w_, d.dilation_w, pad_left_, d.kernel_w, in_w_) ==
-            column_ranges[static_cast<std::size_t>(full_column)]);
+        full_columns_.push_back(axis_taps(x, column_walk) ==
+                                column_ranges[static_cast<std::size_t>(full_column)]);
       }
     }
     column_kinds_ = static_cast<std::int64_t>(column_ranges.size());
+    row_taps_ = row_ranges;
+    column_taps_ = column_ranges;
     patterns_ = static_cast<std::int64_t>(row_ranges.size()) * column_kinds_;
     pattern_sums_.assign(static_cast<std::size_t>(patterns_ * padded_channels_), 0);
     for (std::size_t a = 0; a < row_ranges.size(); ++a) {
@@ -641,10 +651,17 @@ class GemmKernel final : public PreparedKernel {
         std::int32_t* sums = pattern_sums_.data() + (static_cast<std::int64_t>(a) * column_kinds_ +
                                                      static_cast<std::int64_t>(b)) *
                                                         padded_channels_;
-        for (std::int64_t r = row_ranges[a].first; r < row_ranges[a].second; ++r) {
-          for (std::int64_t s = column_ranges[b].first; s < column_ranges[b].second; ++s) {
+        const TapRange rows = row_ranges[a], columns = column_ranges[b];
+        for (std::int64_t r = rows.begin; r < rows.end; r += rows.step) {
+          for (std::int64_t s = columns.begin; s < columns.end; s += columns.step) {
             const std::int64_t t = r * d.kernel_w + s;
-            tap_offsets_.push_back((r * d.dilation_h * in_w_ + s * d.dilation_w) * pixel_bytes_);
+            // By phase: input pixels from the one the pattern's first tap reads (phase_origin),
+            // the listed taps (r − begin)·dilation / stride rows and columns further.
+            tap_offsets_.push_back(phased_ ? ((r - rows.begin) * d.dilation_h / d.stride_h * in_w_ +
+                                              (s - columns.begin) * d.dilation_w / d.stride_w) *
+                                                 pixel_bytes_
+                                           : (r * d.dilation_h * in_w_ + s * d.dilation_w) *
+                                                 pixel_bytes_);
             tap_kernel_rows_.push_back(static_cast<std::int32_t>(r));
             tap_columns_.push_back(static_cast<std::int32_t>(s));
             tap_steps_.push_back(t * steps_);
@@ -664,25 +681,54 @@ class GemmKernel final : public PreparedKernel {
     return d.groups > 1 && d.groups == d.in_channels && d.out_channels == d.in_channels;
   }
 
+  // A transposed convolution with a stride above 1 runs by output phases (the depthwise tiles
+  // keep the placed input).
+  static bool phased(const Problem& problem) {
+    const auto& d = problem.desc();
+    return problem.transposed() && (d.stride_h > 1 || d.stride_w > 1) && !depthwise(problem);
+  }
+
+  // The axes as the tiles walk them: the input, or its copy with the padding filled (pad 0, the
+  // padding part of the extent), or a transposed convolution's input spread out at its stride (an
+  // axis of stride 1 with every tap, otherwise taps by output phase: axis_taps.hpp).
+  static std::pair<AxisWalk, AxisWalk> walks(const Problem& problem, bool padded_copy) {
+    const auto& d = problem.desc();
+    if (phased(problem)) {
+      return {spread_axis(d.stride_h, d.dilation_h, d.pad_top, d.kernel_h, d.in_height,
+                          problem.out_height()),
+              spread_axis(d.stride_w, d.dilation_w, d.pad_left, d.kernel_w, d.in_width,
+                          problem.out_width())};
+    }
+    if (problem.transposed()) {  // stride 1: the input placed with its padding filled
+      return {dense_axis(1, d.dilation_h, 0, d.kernel_h,
+                         problem.out_height() + (d.kernel_h - 1) * d.dilation_h),
+              dense_axis(1, d.dilation_w, 0, d.kernel_w,
+                         problem.out_width() + (d.kernel_w - 1) * d.dilation_w)};
+    }
+    if (padded_copy) {
+      return {dense_axis(d.stride_h, d.dilation_h, 0, d.kernel_h,
+                         d.in_height + d.pad_top + d.pad_bottom),
+              dense_axis(d.stride_w, d.dilation_w, 0, d.kernel_w,
+                         d.in_width + d.pad_left + d.pad_right)};
+    }
+    return {dense_axis(d.stride_h, d.dilation_h, d.pad_top, d.kernel_h, d.in_height),
+            dense_axis(d.stride_w, d.dilation_w, d.pad_left, d.kernel_w, d.in_width)};
+  }
+
   // The number of padding patterns times the channels: what plan_patterns() would store.
   static std::int64_t pattern_entries(const Problem& problem) {
-    const auto& d = problem.desc();
-    if (problem.transposed()) return round_up(d.out_channels, kPanelWidth);  // one pattern
-    const auto distinct = [](std::int64_t out, std::int64_t stride, std::int64_t dilation,
-                             std::int64_t pad, std::int64_t kernel, std::int64_t extent) {
-      std::vector<std::pair<std::int64_t, std::int64_t>> seen;
+    const auto distinct = [](std::int64_t out, const AxisWalk& walk) {
+      std::vector<TapRange> seen;
       for (std::int64_t i = 0; i < out; ++i) {
-        const auto r = valid_taps(i, stride, dilation, pad, kernel, extent);
+        const TapRange r = axis_taps(i, walk);
         if (std::find(seen.begin(), seen.end(), r) == seen.end()) seen.push_back(r);
         if (seen.size() > 4096) break;
       }
       return static_cast<std::int64_t>(seen.size());
     };
-    const std::int64_t rows = distinct(problem.out_height(), d.stride_h, d.dilation_h, d.pad_top,
-                                       d.kernel_h, d.in_height);
-    const std::int64_t columns =
-        distinct(problem.out_width(), d.stride_w, d.dilation_w, d.pad_left, d.kernel_w, d.in_width);
-    return rows * columns * round_up(d.out_channels, kPanelWidth);
+    const auto [row_walk, column_walk] = walks(problem, false);
+    return distinct(problem.out_height(), row_walk) * distinct(problem.out_width(), column_walk) *
+           round_up(problem.desc().out_channels, kPanelWidth);
   }
 
  private:
@@ -817,14 +863,34 @@ class GemmKernel final : public PreparedKernel {
       const auto [x, rows] = column_tiles_[t];
       const std::int64_t pattern =
           row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
-      const std::int64_t origin = origin_row + x * stride_w_ - pad_left_;  // in pixels
+      // In pixels: the window origin, or by phase the pixel the pattern's first tap reads.
+      const std::int64_t origin =
+          phased_ ? phase_origin(n, y, x, pattern) : origin_row + x * stride_w_ - pad_left_;
+      // Between the tile's rows, in pixels (by phase: consecutive input pixels).
+      const std::int64_t step = phased_ ? 1 : stride_w_ * column_step_;
       std::int32_t sums[kMaxAmxRows];
-      if (pr.pixel_sums != nullptr)
-        sum_windows(pr.pixel_sums, origin, stride_w_, pattern, rows, sums);
+      if (pr.pixel_sums != nullptr) sum_windows(pr.pixel_sums, origin, step, pattern, rows, sums);
       run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin * pixel_bytes_,
-               stride_w_ * pixel_bytes_, nullptr, pattern, rows, first_pixel + x, nullptr,
+               step * pixel_bytes_, nullptr, pattern, rows, first_pixel + x, nullptr,
                pr.pixel_sums != nullptr ? sums : nullptr);
     }
+  }
+
+  // The input pixel that output pixel (n, y, x) reads with the first tap of its pattern (0 when the
+  // pattern has no tap: then nothing is read).
+  std::int64_t phase_origin(std::int64_t n, std::int64_t y, std::int64_t x,
+                            std::int64_t pattern) const {
+    const auto& d = problem_.desc();
+    const TapRange& rows = row_taps_[static_cast<std::size_t>(pattern / column_kinds_)];
+    const TapRange& columns = column_taps_[static_cast<std::size_t>(pattern % column_kinds_)];
+    if (rows.count() == 0 || columns.count() == 0) return 0;
+    const std::int64_t h =
+        (y + rows.begin * d.dilation_h - ((d.kernel_h - 1) * d.dilation_h - d.pad_top)) /
+        d.stride_h;
+    const std::int64_t w =
+        (x + columns.begin * d.dilation_w - ((d.kernel_w - 1) * d.dilation_w - d.pad_left)) /
+        d.stride_w;
+    return (n * in_h_ + h) * in_w_ + w;
   }
 
   // Pixel tiles (plan_patterns): output pixels [begin, end) of image n, in tiles of up to
@@ -935,7 +1001,7 @@ class GemmKernel final : public PreparedKernel {
       // at a time).
       for (int done = 0; done < rows; done += max_rows_) {
         run_tile(pr, input, origin + done * row_stride, row_stride, nullptr, pattern,
-                 std::min(max_rows_, rows - done), first_pixel + done, nullptr,
+                 std::min(max_rows_, rows - done), first_pixel + done * column_step_, nullptr,
                  row_window_sums != nullptr ? row_window_sums + done : nullptr);
       }
       return;
@@ -1002,7 +1068,7 @@ class GemmKernel final : public PreparedKernel {
         uniform_zero_point_,
         static_cast<std::byte*>(ctx.output) +
             static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
-        out_channels_};
+        out_channels_ * column_step_};
     if (epilogue_ != nullptr) {
       epilogue_(out, pr.stage);
       return;
@@ -1012,7 +1078,8 @@ class GemmKernel final : public PreparedKernel {
     auto* o = static_cast<std::int32_t*>(out.output);
     for (int i = 0; i < rows; ++i) {
       for (std::int32_t c = 0; c < pr.channels; ++c) {
-        o[i * out_channels_ + c] = ctx.stage.apply(acc[i * kPanelWidth + c], channel + c);
+        o[i * out_channels_ * column_step_ + c] =
+            ctx.stage.apply(acc[i * kPanelWidth + c], channel + c);
       }
     }
   }
@@ -1074,9 +1141,14 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int32_t> tap_sums_;  // Σ_c (w' − zw') per tap and channel (preparation only)
   // Padding patterns: (row kind, column kind) → taps and Σ(w' − zw') over them.
   std::int64_t patterns_ = 0, column_kinds_ = 1;
-  std::vector<std::int32_t> row_pattern_;                            // per output row
-  std::vector<std::pair<std::int64_t, int>> column_tiles_;           // (first x, pixels)
-  std::vector<std::int32_t> column_pattern_;                         // per column tile
+  std::vector<std::int32_t> row_pattern_;                   // per output row
+  std::vector<std::pair<std::int64_t, int>> column_tiles_;  // (first x, pixels)
+  std::vector<std::int32_t> column_pattern_;                // per column tile
+  // Output pixels of a column tile are this many apart: 1, or a transposed convolution's
+  // stride_w (a tile runs over one output phase; every tile is on the rows path then).
+  std::int64_t column_step_ = 1;
+  bool phased_ = false;  // a transposed convolution's taps listed per output phase (phased())
+  std::vector<TapRange> row_taps_, column_taps_;  // per row and column kind (plan_patterns)
   std::vector<std::pair<std::int32_t, std::int32_t>> pattern_taps_;  // (first, count)
   std::vector<std::int32_t> tap_columns_;      // per listed tap: its kernel column s
   std::vector<std::int32_t> tap_kernel_rows_;  // per listed tap: its kernel row r
