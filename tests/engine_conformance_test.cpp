@@ -218,28 +218,42 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
 
 // A weight zero point needs each output pixel's window sum Σx: on every path (1x1 flat, strided
 // 1x1, padded rows that skip taps, pixel tiles whose padded taps read zero-point bytes, AMX blocks
-// on padded and channel-padded copies, transposed, im2col rows, batch > 1) and 1 and 2 threads,
-// with per-channel zero points and a non-zero input zero point, so a window sum that is wrong
-// cannot cancel out.
+// on padded and channel-padded copies, transposed, im2col rows, groups, batch > 1) and 1 and 2
+// threads, with per-channel zero points and a non-zero input zero point, so a window sum that is
+// wrong cannot cancel out.
 TEST_P(EngineConformance, WeightZeroPointWindowSumsOnEveryPath) {
   Rng rng(17);
   struct Shape {
     std::int64_t c, o, h, w, k, stride, pad, batch;
     bool transposed;
+    std::int64_t groups = 1;
   };
   const Shape shapes[] = {
-      {64, 128, 9, 40, 1, 1, 0, 2, false}, {72, 64, 11, 13, 1, 2, 0, 1, false},
-      {40, 80, 7, 7, 3, 1, 1, 1, false},   {32, 64, 9, 9, 3, 2, 1, 2, false},
-      {16, 64, 5, 11, 3, 1, 2, 1, false},  {64, 64, 10, 40, 3, 1, 1, 1, false},
-      {96, 130, 8, 36, 3, 1, 1, 1, false}, {128, 64, 14, 14, 1, 2, 0, 1, false},
-      {64, 96, 6, 34, 3, 2, 1, 1, false},  {24, 40, 13, 37, 5, 1, 2, 1, false},
-      {64, 32, 7, 9, 4, 2, 1, 1, true},    {20, 24, 5, 6, 3, 1, 1, 2, true},
-      {3, 64, 12, 70, 7, 2, 3, 1, false},  {4, 40, 9, 9, 3, 1, 1, 2, false},
+      {64, 128, 9, 40, 1, 1, 0, 2, false},
+      {72, 64, 11, 13, 1, 2, 0, 1, false},
+      {40, 80, 7, 7, 3, 1, 1, 1, false},
+      {32, 64, 9, 9, 3, 2, 1, 2, false},
+      {16, 64, 5, 11, 3, 1, 2, 1, false},
+      {64, 64, 10, 40, 3, 1, 1, 1, false},
+      {96, 130, 8, 36, 3, 1, 1, 1, false},
+      {128, 64, 14, 14, 1, 2, 0, 1, false},
+      {64, 96, 6, 34, 3, 2, 1, 1, false},
+      {24, 40, 13, 37, 5, 1, 2, 1, false},
+      {64, 32, 7, 9, 4, 2, 1, 1, true},
+      {20, 24, 5, 6, 3, 1, 1, 2, true},
+      {3, 64, 12, 70, 7, 2, 3, 1, false},
+      {4, 40, 9, 9, 3, 1, 1, 2, false},
+      // Groups: of 32 and 16 channels (merged into groups of 64 on AMX, sharing panels on
+      // vpdpbusd), and of 128 (panels of their own): window sums per group.
+      {64, 64, 6, 20, 3, 1, 1, 1, false, 2},
+      {128, 128, 5, 20, 3, 2, 1, 1, false, 8},
+      {256, 256, 4, 18, 3, 1, 1, 2, false, 2},
+      {64, 64, 7, 7, 3, 1, 1, 1, false, 4},
   };
   for (const Shape& s : shapes) {
     int ran = 0;
     for (int round = 0; round < 4; ++round) {
-      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch);
+      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch, s.groups);
       ProblemDesc d = rc.desc;
       if (s.transposed) {
         d.op = OpKind::conv2d_transpose;
@@ -400,6 +414,25 @@ TEST_P(EngineConformance, TiesRoundAsTheSchemeSays) {
 // A prepared-weights file packed by another engine (avx512_vnni) loads on this one by re-packing
 // from the original weights it kept: on a CPU with only this engine's features (the AVX-512 packed
 // form cannot run there), and here with QCONV_ENGINE forcing this engine. The outputs are the same.
+// Groups of 16 and 32 channels run on AMX merged into block-diagonal groups of 64: a file of such
+// a plan holds the grouped problem's weights, and loads into a plan computing the same bits.
+TEST_P(EngineConformance, MergedGroupsRoundTripThroughAFile) {
+  Rng rng(23);
+  for (const std::int64_t in_per_group : {16, 32}) {
+    const RandomCase rc = fixed_case(rng, 8 * in_per_group, 8 * in_per_group, 6, 20, 3, 1, 1, 1, 8);
+    const Problem problem(rc.desc);
+    std::string failure;
+    if (!agrees(GetParam(), rc, 2, &failure)) GTEST_SKIP() << "declined";
+    ASSERT_TRUE(failure.empty()) << failure;
+    const Plan prepared = Plan::prepare(problem, rc.weight_view(), PrepareOptions{GetParam()});
+    if (GetParam() == "avx512_amx") {
+      EXPECT_NE(prepared.describe().find("merged"), std::string::npos) << prepared.describe();
+    }
+    const Plan loaded = deserialize(serialize(prepared, SaveOptions{true}));
+    EXPECT_EQ(run(rc, loaded, 1), run(rc, prepared, 1)) << loaded.describe();
+  }
+}
+
 TEST_P(EngineConformance, FileFromAnotherEngineRepacksForThisOne) {
   const detail::Engine* packer = nullptr;
   const detail::Engine* self = nullptr;

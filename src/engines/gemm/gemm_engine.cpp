@@ -37,6 +37,7 @@
 #include "engines/gemm/activation_copies.hpp"
 #include "engines/gemm/axis_taps.hpp"
 #include "engines/gemm/kernel_set.hpp"
+#include "engines/gemm/merged_groups.hpp"
 #include "engines/gemm/stage_view.hpp"
 #include "output/rounding.hpp"
 
@@ -198,10 +199,10 @@ class GemmKernel final : public PreparedKernel {
     if (depthwise_) pair_depthwise_weights();
     // A weight zero point's window sums added up from sums of whole pixels, made once per call
     // (KernelSet::sum_pixels), where every tap reads one pixel's channels of the tensor the tiles
-    // walk (im2col: each gathered row's, as it is gathered); otherwise (groups) the tiles sum their
-    // windows' bytes themselves.
-    pixel_window_sums_ =
-        needs_window_sums_ && kernels.sum_pixels != nullptr && !depthwise_ && groups_ == 1;
+    // walk (im2col: each gathered row's, as it is gathered), per group; otherwise (groups sharing
+    // a panel) the tiles sum their windows' bytes themselves.
+    pixel_window_sums_ = needs_window_sums_ && kernels.sum_pixels != nullptr && !depthwise_ &&
+                         groups_per_panel_ == 1;
     for (const std::int64_t offset : tap_offsets_) tap_pixels_.push_back(offset / pixel_bytes_);
     // Preparation's intermediates: the plan runs from the pattern sums and pairs alone.
     tap_sums_ = {};
@@ -327,19 +328,23 @@ class GemmKernel final : public PreparedKernel {
 
   // The sum of each pixel's channels in the tensor the tiles walk (before any widening), in the
   // calling thread's scratch: the window sums of every panel's tiles are added up from these.
+  // With groups, each group's channels: [group][pixel].
   const std::int32_t* sum_input_pixels(const RunContext& ctx) const {
     const std::int64_t pixels = walked_pixels(ctx.batch);
     auto* sums = reinterpret_cast<std::int32_t*>(
-        thread_scratch(static_cast<std::size_t>(pixels) * sizeof(std::int32_t), 4));
+        thread_scratch(static_cast<std::size_t>(groups_ * pixels) * sizeof(std::int32_t), 4));
     const auto* input = static_cast<const std::uint8_t*>(ctx.input);
     constexpr std::int64_t kChunk = 4096;  // pixels per task: a few microseconds
-    parallel_for(ctx.threads, (pixels + kChunk - 1) / kChunk,
-                 [&](std::int64_t begin, std::int64_t end) {
-                   const std::int64_t first = begin * kChunk;
-                   const std::int64_t last = std::min(pixels, end * kChunk);
-                   kernels_.sum_pixels(input + first * pixel_bytes_, last - first, pixel_bytes_,
-                                       channels_, sums + first);
-                 });
+    const std::int64_t chunks = (pixels + kChunk - 1) / kChunk;
+    const std::int64_t channels = groups_ == 1 ? channels_ : group_in_;
+    parallel_for(ctx.threads, groups_ * chunks, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t task = begin; task < end; ++task) {
+        const std::int64_t group = task / chunks, first = task % chunks * kChunk;
+        const std::int64_t count = std::min(pixels - first, kChunk);
+        kernels_.sum_pixels(input + first * pixel_bytes_ + group * group_in_, count, pixel_bytes_,
+                            channels, sums + group * pixels + first);
+      }
+    });
     return sums;
   }
 
@@ -762,7 +767,9 @@ class GemmKernel final : public PreparedKernel {
                       depthwise_              ? panel * kPanelWidth
                       : groups_per_panel_ > 1 ? panel * groups_per_panel_ * group_in_
                                               : (panel / panels_per_group_) * group_in_,
-                      pixel_sums};
+                      pixel_sums != nullptr
+                          ? pixel_sums + panel / panels_per_group_ * walked_pixels(ctx.batch)
+                          : nullptr};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * flat_chunk();
@@ -1202,14 +1209,20 @@ class GemmEngine final : public Engine {
 
   std::unique_ptr<PreparedKernel> prepare(const Problem& problem,
                                           const CanonicalWeights& weights) const override {
+    if (const std::int64_t factor = amx_ ? merged_group_factor(problem) : 1; factor > 1) {
+      const Problem merged = merged_problem(problem, factor);  // merged_groups.hpp
+      return with_merged_groups(
+          std::make_unique<GemmKernel>(merged, merged_weights(problem, merged, weights, factor),
+                                       kernels_, amx_),
+          problem, factor);
+    }
     return std::make_unique<GemmKernel>(problem, weights, kernels_, amx_);
   }
   std::unique_ptr<PreparedKernel> unpack(const Problem& problem,
                                          std::span<const std::byte> packed) const override {
     // The file holds the canonical weights: packing is deterministic and fast, so a loaded plan
     // packs again and never trusts a layout from a file.
-    return std::make_unique<GemmKernel>(
-        problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"), kernels_, amx_);
+    return prepare(problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"));
   }
   CpuFeatures required_cpu_features() const override { return required_; }
 
