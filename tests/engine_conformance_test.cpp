@@ -414,6 +414,42 @@ TEST_P(EngineConformance, TiesRoundAsTheSchemeSays) {
 // A prepared-weights file packed by another engine (avx512_vnni) loads on this one by re-packing
 // from the original weights it kept: on a CPU with only this engine's features (the AVX-512 packed
 // form cannot run there), and here with QCONV_ENGINE forcing this engine. The outputs are the same.
+// NCHW inputs and outputs on every path: a 1x1 layer whose register tiles and AMX blocks span two
+// images (batch 3, 25 and 49 pixels an image), padded rows, pixel tiles, im2col rows, grouped
+// panels, transposed (stride 1 and by phases), every output dtype.
+TEST_P(EngineConformance, NchwOnEveryPath) {
+  Rng rng(29);
+  struct Shape {
+    std::int64_t c, o, h, w, k, stride, pad, batch, groups;
+    bool transposed;
+  };
+  const Shape shapes[] = {
+      {64, 80, 5, 5, 1, 1, 0, 3, 1, false},   {128, 64, 7, 7, 1, 1, 0, 3, 1, false},
+      {64, 96, 9, 40, 3, 1, 1, 2, 1, false},  {40, 70, 7, 7, 3, 1, 1, 2, 1, false},
+      {3, 64, 12, 30, 7, 2, 3, 1, 1, false},  {64, 64, 6, 9, 3, 1, 1, 1, 16, false},
+      {64, 48, 6, 20, 3, 1, 1, 2, 1, true},   {32, 40, 5, 7, 4, 2, 1, 1, 1, true},
+      {72, 64, 11, 13, 1, 2, 0, 2, 1, false},
+  };
+  for (const Shape& s : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      RandomCase rc =
+          fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch, s.groups, round < 2);
+      ProblemDesc d = rc.desc;
+      d.output_layout = Layout::NCHW;
+      if (round % 2 == 1) d.input_layout = Layout::NCHW;
+      if (s.transposed) {
+        d.op = OpKind::conv2d_transpose;
+        d.weight_layout = Layout::IOHW;
+      }
+      rc = test::random_case_for(rng, d);
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+    }
+  }
+}
+
 // Groups of 16 and 32 channels run on AMX merged into block-diagonal groups of 64: a file of such
 // a plan holds the grouped problem's weights, and loads into a plan computing the same bits.
 TEST_P(EngineConformance, MergedGroupsRoundTripThroughAFile) {
