@@ -450,11 +450,11 @@ TEST_P(EngineConformance, NchwOnEveryPath) {
   }
 }
 
-// Groups of 16 and 32 channels run on AMX merged into block-diagonal groups of 64: a file of such
-// a plan holds the grouped problem's weights, and loads into a plan computing the same bits.
+// Groups of 8, 16 and 32 channels run on AMX merged into block-diagonal groups of 64: a file of
+// such a plan holds the grouped problem's weights, and loads into a plan computing the same bits.
 TEST_P(EngineConformance, MergedGroupsRoundTripThroughAFile) {
   Rng rng(23);
-  for (const std::int64_t in_per_group : {16, 32}) {
+  for (const std::int64_t in_per_group : {8, 16, 32}) {
     const RandomCase rc = fixed_case(rng, 8 * in_per_group, 8 * in_per_group, 6, 20, 3, 1, 1, 1, 8);
     const Problem problem(rc.desc);
     std::string failure;
