@@ -130,9 +130,7 @@ Plan::Impl::Impl(Problem problem_, const detail::Engine& engine_, std::string re
   const auto& d = problem.desc();
   abs_weight_sums.resize(static_cast<std::size_t>(d.out_channels));
   for (std::int64_t o = 0; o < d.out_channels; ++o) {
-    std::int64_t sum = 0;
-    const std::int32_t zero_point = problem.weight_zero_point(o);
-    for (std::int16_t w : weights.channel(o)) sum += std::abs(w - zero_point);
+    const std::int64_t sum = weights.abs_difference_sum(o, problem.weight_zero_point(o));
     abs_weight_sums[static_cast<std::size_t>(o)] = sum;
     max_abs_weight_sum = std::max(max_abs_weight_sum, sum);
   }

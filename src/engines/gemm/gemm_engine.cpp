@@ -36,6 +36,7 @@
 #include "engines/engine.hpp"
 #include "engines/gemm/activation_copies.hpp"
 #include "engines/gemm/kernel_set.hpp"
+#include "engines/gemm/panel_packing.hpp"
 #include "engines/gemm/stage_view.hpp"
 #include "output/rounding.hpp"
 
@@ -389,10 +390,11 @@ class GemmKernel final : public PreparedKernel {
     }
     for (std::int64_t o = 0; o < out_channels_; ++o) {
       const std::int32_t zw = problem.weight_zero_point(o);
-      const std::int16_t* values = weights.channel(o).data();
+      const std::uint8_t* channel = weights.data() + weights.channel_offset(o);
       for (std::int64_t t = 0; t < taps; ++t) {
         depthwise_weights_[static_cast<std::size_t>(((o / kPanelWidth) * taps + t) * kPanelWidth +
-                                                    o % kPanelWidth)] = values[source_tap(t)] - zw;
+                                                    o % kPanelWidth)] =
+            weights.widen(channel[source_tap(t) * weights.step_tap()]) - zw;
       }
     }
     depthwise_canonical_ = weights.bytes();
@@ -466,48 +468,69 @@ class GemmKernel final : public PreparedKernel {
       total += taps_ * steps_ * vectors * 64;
     }
     packed_.assign(static_cast<std::size_t>(total), 0);
-    // Reads each channel's canonical (c, r, s) values in order; writes each to its panel lane.
-    std::vector<std::int32_t> sums(static_cast<std::size_t>(taps_));
+    pack_panels(weights, u8_weights ? 0x80 : 0);  // w' = w − 128: the top bit flipped
+  }
+
+  // The panels, 16 lanes (one 64-byte line per K step) at a time, and Σ(w' − zw') per tap and
+  // channel from the same rows. A channel's values are read in (tap, c) order: in place where the
+  // tensor holds them so (OHWI: the input channels of a tap contiguous), otherwise from a copy.
+  void pack_panels(const CanonicalWeights& weights, std::uint8_t flip) {
+    const auto& d = problem_.desc();
+    const std::int64_t kernel_taps = d.kernel_h * d.kernel_w;
+    const bool im2col = path_ == Path::im2col;
+    const std::int64_t run = im2col ? kernel_taps * channels_ : group_in_;  // values per row
+    const bool in_place = (weights.step_c() == 1 || group_in_ == 1) &&
+                          (weights.step_tap() == group_in_ || kernel_taps == 1);
+    const std::int64_t channel_values = kernel_taps * group_in_;
+    std::vector<std::uint8_t> copies(in_place ? 0 : kLaneBlock * channel_values);
+    const std::vector<std::uint8_t> unused(static_cast<std::size_t>(run), flip);  // packs to 0
+    std::vector<std::int64_t> channel_of_slot(static_cast<std::size_t>(padded_channels_), -1);
     for (std::int64_t o = 0; o < out_channels_; ++o) {
-      const std::int64_t p = panel_of(o);
-      const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
-      const std::int64_t stride = lanes * 4;  // bytes from one K step to the next
-      std::int8_t* panel =
-          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
-      const std::int32_t zw = zero_points_[static_cast<std::size_t>(slot_of(o))];
-      std::fill(sums.begin(), sums.end(), 0);
-      const std::int16_t* values = weights.channel(o).data();
-      const std::int64_t kernel_taps = d.kernel_h * d.kernel_w;
-      // Canonical order is (c, r, s): value (c, tap) sits at c * kernel_taps + tap. Four
-      // consecutive bytes of a step go out as one 32-bit store.
-      std::int32_t sum = 0;  // Σ(w' − zw') of the tap being packed
-      const auto at = [&](std::int64_t c, std::int64_t tap) -> std::uint32_t {
-        if (c >= group_in_) return 0;
-        const std::int32_t w = values[c * kernel_taps + source_tap(tap)] - shift;
-        sum += w - zw;
-        return static_cast<std::uint8_t>(w);
-      };
-      for (std::int64_t tap = 0; tap < kernel_taps; ++tap) {
-        sum = 0;
-        if (path_ == Path::im2col) {  // one tap of (r, s, c) bytes: byte k = tap * C + c
-          for (std::int64_t c = 0; c < channels_; ++c) {
-            const std::int64_t k = tap * channels_ + c;
-            panel[(k / 4) * stride + k % 4] = static_cast<std::int8_t>(at(c, tap));
-          }
-          sums[0] += sum;
+      channel_of_slot[static_cast<std::size_t>(slot_of(o))] = o;
+    }
+    for (std::int64_t first = 0; first < padded_channels_; first += kLaneBlock) {
+      const auto p = static_cast<std::size_t>(first / kPanelWidth);
+      const std::int64_t stride = std::int64_t{panel_vectors_[p]} * 64;  // one K step to the next
+      const std::int64_t lane = first % kPanelWidth;
+      if (lane * 4 >= stride) continue;  // past a narrow panel's lanes
+      const std::int64_t* channels = channel_of_slot.data() + first;
+      const std::uint8_t* values[kLaneBlock];
+      for (int l = 0; l < kLaneBlock; ++l) {
+        const std::int64_t o = channels[l];
+        if (o < 0) {
+          values[l] = nullptr;
           continue;
         }
-        std::int8_t* block = panel + tap * steps_ * lanes * 4;
-        for (std::int64_t c = 0; c < group_in_; c += 4) {
-          const std::uint32_t word =
-              at(c, tap) | at(c + 1, tap) << 8 | at(c + 2, tap) << 16 | at(c + 3, tap) << 24;
-          std::memcpy(block + (c / 4) * stride, &word, 4);
+        const std::uint8_t* channel = weights.data() + weights.channel_offset(o);
+        if (in_place) {
+          values[l] = channel;
+          continue;
         }
-        sums[static_cast<std::size_t>(tap)] = sum;
+        std::uint8_t* copy = copies.data() + l * channel_values;
+        for (std::int64_t c = 0; c < group_in_; ++c) {
+          for (std::int64_t tap = 0; tap < kernel_taps; ++tap) {
+            copy[tap * group_in_ + c] = channel[c * weights.step_c() + tap * weights.step_tap()];
+          }
+        }
+        values[l] = copy;
       }
-      for (std::int64_t t = 0; t < taps_; ++t) {
-        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + slot_of(o))] =
-            sums[static_cast<std::size_t>(t)];
+      std::int8_t* panel = packed_.data() + panel_offsets_[p] + lane * 4;
+      for (std::int64_t t = 0; t < (im2col ? 1 : kernel_taps); ++t) {
+        const std::int64_t source = im2col ? 0 : source_tap(t) * group_in_;
+        const std::uint8_t* rows[kLaneBlock];
+        for (int l = 0; l < kLaneBlock; ++l) {
+          rows[l] = values[l] != nullptr ? values[l] + source : unused.data();
+        }
+        std::uint32_t sums[kLaneBlock];
+        pack_lane_block(rows, run, flip, panel + t * steps_ * stride, stride, sums);
+        for (int l = 0; l < kLaneBlock; ++l) {
+          if (values[l] == nullptr) continue;
+          const auto slot = static_cast<std::size_t>(first + l);
+          const auto zw = static_cast<std::uint32_t>(zero_points_[slot]);
+          tap_sums_[static_cast<std::size_t>(t) * static_cast<std::size_t>(padded_channels_) +
+                    slot] =
+              static_cast<std::int32_t>(sums[l] - static_cast<std::uint32_t>(run) * zw);
+        }
       }
     }
   }
