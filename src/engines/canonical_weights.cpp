@@ -38,7 +38,8 @@ std::int64_t source_offset(const Problem& p, std::int64_t o, std::int64_t c, std
 
 // Σ |u − reference| over n bytes u = values[i] xor bias: as unsigned bytes, a loop compilers
 // turn into psadbw (x86-64) or uabal (AArch64). s8 values and zero point take a bias of 128.
-std::int64_t abs_difference_run(const std::uint8_t* values, std::int64_t n, std::uint8_t bias,
+// Out of line: inlined into its caller, GCC 12 no longer finds the psadbw form.
+[[gnu::noinline]] std::int64_t abs_difference_run(const std::uint8_t* values, std::int64_t n, std::uint8_t bias,
                                 std::uint8_t reference) {
   std::int64_t total = 0;
   constexpr std::int64_t kChunk = std::int64_t{1} << 20;  // 255 · 2^20 fits an int

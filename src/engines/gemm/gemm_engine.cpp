@@ -467,8 +467,8 @@ class GemmKernel final : public PreparedKernel {
                                                       : g * group_out_ + q * kPanelWidth);
       total += taps_ * steps_ * vectors * 64;
     }
-    packed_.assign(static_cast<std::size_t>(total), 0);
-    pack_panels(weights, u8_weights ? 0x80 : 0);  // w' = w − 128: the top bit flipped
+    packed_.resize(static_cast<std::size_t>(total));  // every byte written by pack_panels
+    pack_panels(weights, u8_weights ? 0x80 : 0);      // w' = w − 128: the top bit flipped
   }
 
   // The panels, 16 lanes (one 64-byte line per K step) at a time, and Σ(w' − zw') per tap and
@@ -522,7 +522,7 @@ class GemmKernel final : public PreparedKernel {
           rows[l] = values[l] != nullptr ? values[l] + source : unused.data();
         }
         std::uint32_t sums[kLaneBlock];
-        pack_lane_block(rows, run, flip, panel + t * steps_ * stride, stride, sums);
+        pack_lane_block(rows, run, steps_, flip, panel + t * steps_ * stride, stride, sums);
         for (int l = 0; l < kLaneBlock; ++l) {
           if (values[l] == nullptr) continue;
           const auto slot = static_cast<std::size_t>(first + l);
@@ -992,7 +992,7 @@ class GemmKernel final : public PreparedKernel {
   AlignedVector<std::int32_t> lane_dwords_ = AlignedVector<std::int32_t>(kPanelWidth, 0);
   std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
   std::vector<std::int64_t> panel_channels_;  // each panel's first output channel
-  AlignedVector<std::int8_t> packed_;
+  UninitializedAlignedVector<std::int8_t> packed_;
   AlignedVector<std::int8_t> widened_;  // or the kernel set's wider form of it (packed_ freed)
   std::vector<std::int64_t> panel_offsets_;
   std::vector<int> panel_vectors_;

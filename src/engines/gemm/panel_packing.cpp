@@ -48,8 +48,9 @@ std::uint32_t signed_sum(const std::uint8_t* row, std::int64_t n, std::uint8_t f
 
 }  // namespace
 
-void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::uint8_t flip,
-                     std::int8_t* out, std::int64_t step_stride, std::uint32_t* sums) {
+void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64_t steps,
+                     std::uint8_t flip, std::int8_t* out, std::int64_t step_stride,
+                     std::uint32_t* sums) {
   const Words flip_words = Words{} + flip * 0x01010101u;
   std::int64_t c = 0;
   // Four K steps of four lanes at a time: 16 bytes of each of four rows, transposed.
@@ -75,6 +76,9 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::uint8
       }
       std::memcpy(to + l * 4, &word, 4);
     }
+  }
+  for (std::int64_t step = (n + 3) / 4; step < steps; ++step) {  // K padding
+    std::memset(out + step * step_stride, 0, kLaneBlock * 4);
   }
   for (int l = 0; l < kLaneBlock; ++l) sums[l] = signed_sum(rows[l], n, flip);
 }
