@@ -139,6 +139,10 @@ class PreparedKernel {
   // kernel was prepared from: a file may carry them to re-pack elsewhere, and a loaded plan
   // recomputes its accumulator bound from them instead of trusting the file.
   virtual CanonicalWeights canonical_weights() const = 0;
+  // Σ_k |w[o,k] − zw[o]| per output channel where packing summed them on its way through the
+  // weights (the plan's accumulator bound; called once, right after Engine::prepare), or nothing:
+  // the plan then sums the weights itself.
+  virtual std::vector<std::int64_t> take_abs_weight_sums() { return {}; }
   // The path and kernel this plan runs, e.g. "avx512_vnni igemm 6x64 k3x3 s1" (Plan::describe).
   virtual std::string describe() const { return {}; }
 };

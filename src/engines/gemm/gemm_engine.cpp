@@ -209,6 +209,8 @@ class GemmKernel final : public PreparedKernel {
     epilogue_ = kernels.epilogue(d.scheme.kind, d.output_dtype);
   }
 
+  std::vector<std::int64_t> take_abs_weight_sums() override { return std::move(abs_weight_sums_); }
+
   // The file holds the canonical weights (unpack() packs them again).
   std::vector<std::byte> packed() const override { return canonical_bytes(); }
   CanonicalWeights canonical_weights() const override {
@@ -478,59 +480,87 @@ class GemmKernel final : public PreparedKernel {
     const auto& d = problem_.desc();
     const std::int64_t kernel_taps = d.kernel_h * d.kernel_w;
     const bool im2col = path_ == Path::im2col;
-    const std::int64_t run = im2col ? kernel_taps * channels_ : group_in_;  // values per row
+    const std::int64_t taps = im2col ? 1 : kernel_taps;                     // packed taps
+    const std::int64_t run = im2col ? kernel_taps * channels_ : group_in_;  // values per tap
     const bool in_place = (weights.step_c() == 1 || group_in_ == 1) &&
                           (weights.step_tap() == group_in_ || kernel_taps == 1);
-    const std::int64_t channel_values = kernel_taps * group_in_;
-    std::vector<std::uint8_t> copies(in_place ? 0 : kLaneBlock * channel_values);
+    // An im2col window from another layout is copied into (tap, c) order (at most 1024 bytes).
+    const bool window_copies = im2col && !in_place;
+    std::vector<std::uint8_t> copies(window_copies ? kLaneBlock * run : 0);
     const std::vector<std::uint8_t> unused(static_cast<std::size_t>(run), flip);  // packs to 0
-    std::vector<std::int64_t> channel_of_slot(static_cast<std::size_t>(padded_channels_), -1);
+    // Each slot's channel values (null: an unused slot, packed as zeros).
+    std::vector<const std::uint8_t*> slot_values(static_cast<std::size_t>(padded_channels_));
     for (std::int64_t o = 0; o < out_channels_; ++o) {
-      channel_of_slot[static_cast<std::size_t>(slot_of(o))] = o;
+      slot_values[static_cast<std::size_t>(slot_of(o))] =
+          weights.data() + weights.channel_offset(o);
     }
-    for (std::int64_t first = 0; first < padded_channels_; first += kLaneBlock) {
-      const auto p = static_cast<std::size_t>(first / kPanelWidth);
-      const std::int64_t stride = std::int64_t{panel_vectors_[p]} * 64;  // one K step to the next
-      const std::int64_t lane = first % kPanelWidth;
-      if (lane * 4 >= stride) continue;  // past a narrow panel's lanes
-      const std::int64_t* channels = channel_of_slot.data() + first;
-      const std::uint8_t* values[kLaneBlock];
-      for (int l = 0; l < kLaneBlock; ++l) {
-        const std::int64_t o = channels[l];
-        if (o < 0) {
-          values[l] = nullptr;
-          continue;
-        }
-        const std::uint8_t* channel = weights.data() + weights.channel_offset(o);
-        if (in_place) {
-          values[l] = channel;
-          continue;
-        }
-        std::uint8_t* copy = copies.data() + l * channel_values;
-        for (std::int64_t c = 0; c < group_in_; ++c) {
-          for (std::int64_t tap = 0; tap < kernel_taps; ++tap) {
-            copy[tap * group_in_ + c] = channel[c * weights.step_c() + tap * weights.step_tap()];
-          }
-        }
-        values[l] = copy;
+    // Per tap and slot Σ of the packed bytes, per slot Σ|w' − zw'|, from the packers.
+    std::vector<std::uint32_t> sums(static_cast<std::size_t>(taps * padded_channels_));
+    std::vector<std::int64_t> abs_sums(static_cast<std::size_t>(padded_channels_));
+    const auto lane_sums = [&](std::int64_t first, std::int64_t t) {
+      return LaneSums{zero_points_.data() + first, sums.data() + t * padded_channels_ + first,
+                      abs_sums.data() + first, padded_channels_};
+    };
+    const auto blocks = [&](auto&& pack) {  // the lane blocks that the panels hold
+      for (std::int64_t first = 0; first < padded_channels_; first += kLaneBlock) {
+        const auto p = static_cast<std::size_t>(first / kPanelWidth);
+        const std::int64_t stride = std::int64_t{panel_vectors_[p]} * 64;  // K step to K step
+        const std::int64_t lane = first % kPanelWidth;
+        if (lane * 4 >= stride) continue;  // past a narrow panel's lanes
+        pack(first, packed_.data() + panel_offsets_[p] + lane * 4, stride);
       }
-      std::int8_t* panel = packed_.data() + panel_offsets_[p] + lane * 4;
-      for (std::int64_t t = 0; t < (im2col ? 1 : kernel_taps); ++t) {
-        const std::int64_t source = im2col ? 0 : source_tap(t) * group_in_;
-        const std::uint8_t* rows[kLaneBlock];
-        for (int l = 0; l < kLaneBlock; ++l) {
-          rows[l] = values[l] != nullptr ? values[l] + source : unused.data();
+    };
+    if (in_place || window_copies) {
+      blocks([&](std::int64_t first, std::int8_t* panel, std::int64_t stride) {
+        const std::uint8_t* const* values = slot_values.data() + first;
+        for (std::int64_t t = 0; t < taps; ++t) {
+          const std::int64_t source = im2col ? 0 : source_tap(t) * group_in_;
+          const std::uint8_t* rows[kLaneBlock];
+          for (int l = 0; l < kLaneBlock; ++l) {
+            rows[l] = values[l] == nullptr ? unused.data() : values[l] + source;
+            if (window_copies && values[l] != nullptr) {
+              std::uint8_t* copy = copies.data() + l * run;
+              for (std::int64_t tap = 0; tap < kernel_taps; ++tap) {
+                for (std::int64_t c = 0; c < channels_; ++c) {
+                  copy[tap * channels_ + c] =
+                      values[l][c * weights.step_c() + tap * weights.step_tap()];
+                }
+              }
+              rows[l] = copy;
+            }
+          }
+          pack_lane_block(rows, run, steps_, flip, panel + t * steps_ * stride, stride,
+                          lane_sums(first, t));
         }
-        std::uint32_t sums[kLaneBlock];
-        pack_lane_block(rows, run, steps_, flip, panel + t * steps_ * stride, stride, sums);
-        for (int l = 0; l < kLaneBlock; ++l) {
-          if (values[l] == nullptr) continue;
-          const auto slot = static_cast<std::size_t>(first + l);
-          const auto zw = static_cast<std::uint32_t>(zero_points_[slot]);
-          tap_sums_[static_cast<std::size_t>(t) * static_cast<std::size_t>(padded_channels_) +
-                    slot] =
-              static_cast<std::int32_t>(sums[l] - static_cast<std::uint32_t>(run) * zw);
-        }
+      });
+    } else {
+      // Input channels apart (OIHW, HWIO, IOHW): four of them (one K step) at a time for every
+      // channel, so that a tensor whose output channels lie together (IOHW, HWIO) is read in order.
+      // Packed tap t reads source tap source_tap(t): t itself, or (transposed) counting down.
+      const std::int64_t tap_step = transposed_ ? -weights.step_tap() : weights.step_tap();
+      const std::int64_t first_tap = source_tap(0) * weights.step_tap();
+      for (std::int64_t step = 0; step < steps_; ++step) {
+        const std::int64_t c = std::min(step * 4, run);
+        blocks([&](std::int64_t first, std::int8_t* panel, std::int64_t stride) {
+          const std::uint8_t* values[kLaneBlock];
+          for (int l = 0; l < kLaneBlock; ++l) {
+            const std::uint8_t* channel = slot_values[static_cast<std::size_t>(first + l)];
+            values[l] = channel == nullptr ? nullptr : channel + first_tap + c * weights.step_c();
+          }
+          pack_lane_block_strided(values, run - c, weights.step_c(), taps, tap_step, 1, flip,
+                                  panel + step * stride, steps_ * stride, stride,
+                                  lane_sums(first, 0));
+        });
+      }
+    }
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      abs_weight_sums_.push_back(abs_sums[static_cast<std::size_t>(slot_of(o))]);
+    }
+    for (std::int64_t t = 0; t < taps; ++t) {
+      for (std::int64_t slot = 0; slot < padded_channels_; ++slot) {
+        const auto i = static_cast<std::size_t>(t * padded_channels_ + slot);
+        const auto zw = static_cast<std::uint32_t>(zero_points_[static_cast<std::size_t>(slot)]);
+        tap_sums_[i] = static_cast<std::int32_t>(sums[i] - static_cast<std::uint32_t>(run) * zw);
       }
     }
   }
@@ -998,6 +1028,7 @@ class GemmKernel final : public PreparedKernel {
   std::vector<int> panel_vectors_;
   AlignedVector<std::int32_t> zero_points_;  // zw' per channel
   std::vector<std::int32_t> tap_sums_;  // Σ_c (w' − zw') per tap and channel (preparation only)
+  std::vector<std::int64_t> abs_weight_sums_;  // per output channel, until the plan takes them
   // Padding patterns: (row kind, column kind) → taps and Σ(w' − zw') over them.
   std::int64_t patterns_ = 0, column_kinds_ = 1;
   std::vector<std::int32_t> row_pattern_;                            // per output row

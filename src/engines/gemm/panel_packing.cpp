@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engines/gemm/panel_packing.hpp"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace qconv::detail::gemm {
@@ -30,27 +31,40 @@ void transpose(Words& a, Words& b, Words& c, Words& d) {
   d = __builtin_shufflevector(ab_high, cd_high, 2, 3, 6, 7);
 }
 
-// Σ of n bytes xor flip, read as s8: the bytes biased to u8, summed 256 at a time in 16 bits
-// (a widening sum that vectorizes), less the bias.
-std::uint32_t signed_sum(const std::uint8_t* row, std::int64_t n, std::uint8_t flip) {
+struct RowSums {
+  std::uint32_t sum;  // Σ b as s8, modulo 2^32
+  std::int64_t abs;   // Σ |b − zero_point|
+};
+
+// The sums of n bytes b = row[i] xor flip: the bytes biased to u8, summed 256 at a time in 16 bits
+// (a widening sum that vectorizes), less the bias; the absolute differences as unsigned bytes
+// (psadbw, uabal). Out of line: inlined, GCC 12 no longer finds the psadbw form.
+[[gnu::noinline]] RowSums row_sums(const std::uint8_t* row, std::int64_t n, std::uint8_t flip,
+                                   std::int32_t zero_point) {
   const auto biased = static_cast<std::uint8_t>(flip ^ 0x80);
+  const auto reference = static_cast<std::uint8_t>(zero_point + 128);
   std::uint32_t sum = 0;
+  std::int64_t abs = 0;
   for (std::int64_t begin = 0; begin < n; begin += 256) {
     const std::int64_t end = begin + 256 < n ? begin + 256 : n;
     std::uint16_t part = 0;  // at most 256 · 255
+    int part_abs = 0;
     for (std::int64_t i = begin; i < end; ++i) {
-      part = static_cast<std::uint16_t>(part + static_cast<std::uint8_t>(row[i] ^ biased));
+      const auto u = static_cast<std::uint8_t>(row[i] ^ biased);
+      part = static_cast<std::uint16_t>(part + u);
+      part_abs += std::abs(u - reference);
     }
     sum += part;
+    abs += part_abs;
   }
-  return sum - 128u * static_cast<std::uint32_t>(n);
+  return {sum - 128u * static_cast<std::uint32_t>(n), abs};
 }
 
 }  // namespace
 
 void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64_t steps,
                      std::uint8_t flip, std::int8_t* out, std::int64_t step_stride,
-                     std::uint32_t* sums) {
+                     const LaneSums& lane_sums) {
   const Words flip_words = Words{} + flip * 0x01010101u;
   std::int64_t c = 0;
   // Four K steps of four lanes at a time: 16 bytes of each of four rows, transposed.
@@ -80,7 +94,45 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
   for (std::int64_t step = (n + 3) / 4; step < steps; ++step) {  // K padding
     std::memset(out + step * step_stride, 0, kLaneBlock * 4);
   }
-  for (int l = 0; l < kLaneBlock; ++l) sums[l] = signed_sum(rows[l], n, flip);
+  for (int l = 0; l < kLaneBlock; ++l) {
+    const RowSums row = row_sums(rows[l], n, flip, lane_sums.zero_points[l]);
+    lane_sums.sums[l] = row.sum;
+    lane_sums.abs_sums[l] += row.abs;
+  }
+}
+
+void pack_lane_block_strided(const std::uint8_t* const* values, std::int64_t n, std::int64_t step_c,
+                             std::int64_t taps, std::int64_t tap_step, std::int64_t steps,
+                             std::uint8_t flip, std::int8_t* out, std::int64_t tap_stride,
+                             std::int64_t step_stride, const LaneSums& lane_sums) {
+  for (std::int64_t step = 0; step < steps; ++step) {
+    const std::int64_t c = step * 4;
+    const int count = c + 4 <= n ? 4 : (c < n ? static_cast<int>(n - c) : 0);  // values in it
+    for (int l = 0; l < kLaneBlock; ++l) {
+      std::int8_t* to = out + step * step_stride + l * 4;
+      if (values[l] == nullptr || count == 0) {
+        for (std::int64_t t = 0; t < taps; ++t) std::memset(to + t * tap_stride, 0, 4);
+        continue;
+      }
+      const std::uint8_t* from = values[l] + c * step_c;
+      std::uint32_t* sum = lane_sums.sums + l;
+      const std::int32_t zero_point = lane_sums.zero_points[l];
+      std::int64_t abs = 0;
+      // Along the taps, each of the word's values is a run of its own (contiguous in IOHW).
+      for (std::int64_t t = 0; t < taps; ++t, from += tap_step, to += tap_stride) {
+        std::uint32_t word = 0, total = 0;
+        for (int i = 0; i < count; ++i) {
+          const auto b = static_cast<std::uint8_t>(from[i * step_c] ^ flip);
+          word |= std::uint32_t{b} << (8 * i);
+          total += static_cast<std::uint32_t>(static_cast<std::int8_t>(b));
+          abs += std::abs(static_cast<std::int8_t>(b) - zero_point);
+        }
+        std::memcpy(to, &word, 4);
+        sum[t * lane_sums.sums_tap_stride] += total;
+      }
+      lane_sums.abs_sums[l] += abs;
+    }
+  }
 }
 
 }  // namespace qconv::detail::gemm

@@ -13,10 +13,26 @@ inline constexpr int kLaneBlock = 16;
 // Packs lane l's n values, the contiguous bytes from rows[l] (l < 16), as the words at
 // out + (c / 4) * step_stride + l * 4 (value c in byte c % 4), each byte xor `flip` (0x80 turns
 // u8 weights w into the s8 bits of w − 128); zeros after the last value, up to `steps` words per
-// lane (steps >= (n + 3) / 4): every byte of the block is written. sums[l]: the sum of lane l's
-// packed bytes read as s8, modulo 2^32.
+// lane (steps >= (n + 3) / 4): every byte of the block is written. The sums, from the same rows:
+// sums[l] = Σ of lane l's packed bytes b read as s8 (modulo 2^32), and abs_sums[l] += Σ |b − z|
+// with z = zero_points[l] (lane l's zero point in the packed form, within [−128, 127]).
+struct LaneSums {
+  const std::int32_t* zero_points;
+  std::uint32_t* sums;
+  std::int64_t* abs_sums;
+  std::int64_t sums_tap_stride = 0;  // pack_lane_block_strided: tap t's sums at sums + t * this
+};
 void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64_t steps,
                      std::uint8_t flip, std::int8_t* out, std::int64_t step_stride,
-                     std::uint32_t* sums);
+                     const LaneSums& lane_sums);
+
+// The same for weights whose input channels are not contiguous (OIHW, HWIO, IOHW tensors): every
+// tap t < taps of lane l, value c at values[l] + c * step_c + t * tap_step (tap_step may be
+// negative), into out + t * tap_stride; a null values[l] packs zeros. Tap t's sums are added to
+// sums[t * sums_tap_stride + l], the absolute differences to abs_sums[l].
+void pack_lane_block_strided(const std::uint8_t* const* values, std::int64_t n, std::int64_t step_c,
+                             std::int64_t taps, std::int64_t tap_step, std::int64_t steps,
+                             std::uint8_t flip, std::int8_t* out, std::int64_t tap_stride,
+                             std::int64_t step_stride, const LaneSums& lane_sums);
 
 }  // namespace qconv::detail::gemm
