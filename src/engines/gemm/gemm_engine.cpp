@@ -482,11 +482,10 @@ class GemmKernel final : public PreparedKernel {
     const bool im2col = path_ == Path::im2col;
     const std::int64_t taps = im2col ? 1 : kernel_taps;                     // packed taps
     const std::int64_t run = im2col ? kernel_taps * channels_ : group_in_;  // values per tap
+    const std::int64_t channel_values = kernel_taps * group_in_;
     const bool in_place = (weights.step_c() == 1 || group_in_ == 1) &&
                           (weights.step_tap() == group_in_ || kernel_taps == 1);
-    // An im2col window from another layout is copied into (tap, c) order (at most 1024 bytes).
-    const bool window_copies = im2col && !in_place;
-    std::vector<std::uint8_t> copies(window_copies ? kLaneBlock * run : 0);
+    std::vector<std::uint8_t> copies(in_place ? 0 : kLaneBlock * channel_values);
     const std::vector<std::uint8_t> unused(static_cast<std::size_t>(run), flip);  // packs to 0
     // Each slot's channel values (null: an unused slot, packed as zeros).
     std::vector<const std::uint8_t*> slot_values(static_cast<std::size_t>(padded_channels_));
@@ -494,63 +493,27 @@ class GemmKernel final : public PreparedKernel {
       slot_values[static_cast<std::size_t>(slot_of(o))] =
           weights.data() + weights.channel_offset(o);
     }
-    // Per tap and slot Σ of the packed bytes, per slot Σ|w' − zw'|, from the packers.
+    // Per tap and slot Σ of the packed bytes, per slot Σ|w' − zw'|, from the packer.
     std::vector<std::uint32_t> sums(static_cast<std::size_t>(taps * padded_channels_));
     std::vector<std::int64_t> abs_sums(static_cast<std::size_t>(padded_channels_));
-    const auto lane_sums = [&](std::int64_t first, std::int64_t t) {
-      return LaneSums{zero_points_.data() + first, sums.data() + t * padded_channels_ + first,
-                      abs_sums.data() + first, padded_channels_};
-    };
-    const auto blocks = [&](auto&& pack) {  // the lane blocks that the panels hold
-      for (std::int64_t first = 0; first < padded_channels_; first += kLaneBlock) {
-        const auto p = static_cast<std::size_t>(first / kPanelWidth);
-        const std::int64_t stride = std::int64_t{panel_vectors_[p]} * 64;  // K step to K step
-        const std::int64_t lane = first % kPanelWidth;
-        if (lane * 4 >= stride) continue;  // past a narrow panel's lanes
-        pack(first, packed_.data() + panel_offsets_[p] + lane * 4, stride);
-      }
-    };
-    if (in_place || window_copies) {
-      blocks([&](std::int64_t first, std::int8_t* panel, std::int64_t stride) {
-        const std::uint8_t* const* values = slot_values.data() + first;
-        for (std::int64_t t = 0; t < taps; ++t) {
-          const std::int64_t source = im2col ? 0 : source_tap(t) * group_in_;
-          const std::uint8_t* rows[kLaneBlock];
-          for (int l = 0; l < kLaneBlock; ++l) {
-            rows[l] = values[l] == nullptr ? unused.data() : values[l] + source;
-            if (window_copies && values[l] != nullptr) {
-              std::uint8_t* copy = copies.data() + l * run;
-              for (std::int64_t tap = 0; tap < kernel_taps; ++tap) {
-                for (std::int64_t c = 0; c < channels_; ++c) {
-                  copy[tap * channels_ + c] =
-                      values[l][c * weights.step_c() + tap * weights.step_tap()];
-                }
-              }
-              rows[l] = copy;
-            }
-          }
-          pack_lane_block(rows, run, steps_, flip, panel + t * steps_ * stride, stride,
-                          lane_sums(first, t));
+    for (std::int64_t first = 0; first < padded_channels_; first += kLaneBlock) {
+      const auto p = static_cast<std::size_t>(first / kPanelWidth);
+      const std::int64_t stride = std::int64_t{panel_vectors_[p]} * 64;  // K step to K step
+      const std::int64_t lane = first % kPanelWidth;
+      if (lane * 4 >= stride) continue;  // past a narrow panel's lanes
+      const std::uint8_t* values[kLaneBlock];
+      std::copy_n(slot_values.begin() + first, kLaneBlock, values);
+      if (!in_place) copy_in_tap_order(weights, values, copies.data());
+      std::int8_t* panel = packed_.data() + panel_offsets_[p] + lane * 4;
+      for (std::int64_t t = 0; t < taps; ++t) {
+        const std::int64_t source = im2col ? 0 : source_tap(t) * group_in_;
+        const std::uint8_t* rows[kLaneBlock];
+        for (int l = 0; l < kLaneBlock; ++l) {
+          rows[l] = values[l] == nullptr ? unused.data() : values[l] + source;
         }
-      });
-    } else {
-      // Input channels apart (OIHW, HWIO, IOHW): four of them (one K step) at a time for every
-      // channel, so that a tensor whose output channels lie together (IOHW, HWIO) is read in order.
-      // Packed tap t reads source tap source_tap(t): t itself, or (transposed) counting down.
-      const std::int64_t tap_step = transposed_ ? -weights.step_tap() : weights.step_tap();
-      const std::int64_t first_tap = source_tap(0) * weights.step_tap();
-      for (std::int64_t step = 0; step < steps_; ++step) {
-        const std::int64_t c = std::min(step * 4, run);
-        blocks([&](std::int64_t first, std::int8_t* panel, std::int64_t stride) {
-          const std::uint8_t* values[kLaneBlock];
-          for (int l = 0; l < kLaneBlock; ++l) {
-            const std::uint8_t* channel = slot_values[static_cast<std::size_t>(first + l)];
-            values[l] = channel == nullptr ? nullptr : channel + first_tap + c * weights.step_c();
-          }
-          pack_lane_block_strided(values, run - c, weights.step_c(), taps, tap_step, 1, flip,
-                                  panel + step * stride, steps_ * stride, stride,
-                                  lane_sums(first, 0));
-        });
+        pack_lane_block(rows, run, steps_, flip, panel + t * steps_ * stride, stride,
+                        {zero_points_.data() + first, sums.data() + t * padded_channels_ + first,
+                         abs_sums.data() + first});
       }
     }
     for (std::int64_t o = 0; o < out_channels_; ++o) {
@@ -562,6 +525,45 @@ class GemmKernel final : public PreparedKernel {
         const auto zw = static_cast<std::uint32_t>(zero_points_[static_cast<std::size_t>(slot)]);
         tap_sums_[i] = static_cast<std::int32_t>(sums[i] - static_cast<std::uint32_t>(run) * zw);
       }
+    }
+  }
+
+  // A lane block's channels from a layout other than OHWI into `out` in (tap, c) order, 16 lanes
+  // of one group's consecutive channels in one go where the tensor keeps their values of an input
+  // channel together (IOHW: the channels' taps; HWIO: the channels of a tap), otherwise channel
+  // by channel; values[] then points into `out`.
+  void copy_in_tap_order(const CanonicalWeights& weights, const std::uint8_t** values,
+                         std::uint8_t* out) const {
+    const std::int64_t taps = problem_.desc().kernel_h * problem_.desc().kernel_w;
+    const std::int64_t channel_values = taps * group_in_;
+    const std::int64_t step_c = weights.step_c(), step_tap = weights.step_tap();
+    bool consecutive = values[0] != nullptr && values[1] != nullptr;
+    const std::ptrdiff_t lane_step = consecutive ? values[1] - values[0] : 0;
+    for (int l = 2; l < kLaneBlock && consecutive; ++l) {
+      consecutive = values[l] != nullptr && values[l] - values[0] == l * lane_step;
+    }
+    if (consecutive && lane_step == taps && (step_tap == 1 || taps == 1)) {  // IOHW
+      transpose_bytes(values[0], step_c, group_in_, kLaneBlock * taps, out, group_in_);
+    } else if (consecutive && lane_step == 1) {  // HWIO
+      for (std::int64_t t = 0; t < taps; ++t) {
+        transpose_bytes(values[0] + t * step_tap, step_c, group_in_, kLaneBlock,
+                        out + t * group_in_, channel_values);
+      }
+    } else {
+      for (int l = 0; l < kLaneBlock; ++l) {
+        if (values[l] == nullptr) continue;
+        std::uint8_t* to = out + l * channel_values;
+        if (step_tap == 1 || taps == 1) {  // OIHW: a channel's taps together
+          transpose_bytes(values[l], step_c, group_in_, taps, to, group_in_);
+          continue;
+        }
+        for (std::int64_t t = 0; t < taps; ++t) {
+          transpose_bytes(values[l] + t * step_tap, step_c, group_in_, 1, to + t * group_in_, 0);
+        }
+      }
+    }
+    for (int l = 0; l < kLaneBlock; ++l) {
+      if (values[l] != nullptr) values[l] = out + l * channel_values;
     }
   }
 

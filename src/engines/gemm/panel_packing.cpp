@@ -31,6 +31,27 @@ void transpose(Words& a, Words& b, Words& c, Words& d) {
   d = __builtin_shufflevector(ab_high, cd_high, 2, 3, 6, 7);
 }
 
+using Bytes = std::uint8_t __attribute__((vector_size(16)));
+
+// A 16x16 tile of bytes transposed: four rounds of interleaving row i with row i + 8 (each round
+// moves one bit of the row index into the column index).
+void transpose_tile(const std::uint8_t* src, std::int64_t src_stride, std::uint8_t* dst,
+                    std::int64_t dst_stride) {
+  Bytes r[16];
+  for (int i = 0; i < 16; ++i) std::memcpy(&r[i], src + i * src_stride, sizeof(Bytes));
+  for (int round = 0; round < 4; ++round) {
+    Bytes t[16];
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = __builtin_shufflevector(r[i], r[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21,
+                                         6, 22, 7, 23);
+      t[2 * i + 1] = __builtin_shufflevector(r[i], r[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28,
+                                             13, 29, 14, 30, 15, 31);
+    }
+    for (int i = 0; i < 16; ++i) r[i] = t[i];
+  }
+  for (int i = 0; i < 16; ++i) std::memcpy(dst + i * dst_stride, &r[i], sizeof(Bytes));
+}
+
 struct RowSums {
   std::uint32_t sum;  // Σ b as s8, modulo 2^32
   std::int64_t abs;   // Σ |b − zero_point|
@@ -101,37 +122,21 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
   }
 }
 
-void pack_lane_block_strided(const std::uint8_t* const* values, std::int64_t n, std::int64_t step_c,
-                             std::int64_t taps, std::int64_t tap_step, std::int64_t steps,
-                             std::uint8_t flip, std::int8_t* out, std::int64_t tap_stride,
-                             std::int64_t step_stride, const LaneSums& lane_sums) {
-  for (std::int64_t step = 0; step < steps; ++step) {
-    const std::int64_t c = step * 4;
-    const int count = c + 4 <= n ? 4 : (c < n ? static_cast<int>(n - c) : 0);  // values in it
-    for (int l = 0; l < kLaneBlock; ++l) {
-      std::int8_t* to = out + step * step_stride + l * 4;
-      if (values[l] == nullptr || count == 0) {
-        for (std::int64_t t = 0; t < taps; ++t) std::memset(to + t * tap_stride, 0, 4);
-        continue;
-      }
-      const std::uint8_t* from = values[l] + c * step_c;
-      std::uint32_t* sum = lane_sums.sums + l;
-      const std::int32_t zero_point = lane_sums.zero_points[l];
-      std::int64_t abs = 0;
-      // Along the taps, each of the word's values is a run of its own (contiguous in IOHW).
-      for (std::int64_t t = 0; t < taps; ++t, from += tap_step, to += tap_stride) {
-        std::uint32_t word = 0, total = 0;
-        for (int i = 0; i < count; ++i) {
-          const auto b = static_cast<std::uint8_t>(from[i * step_c] ^ flip);
-          word |= std::uint32_t{b} << (8 * i);
-          total += static_cast<std::uint32_t>(static_cast<std::int8_t>(b));
-          abs += std::abs(static_cast<std::int8_t>(b) - zero_point);
-        }
-        std::memcpy(to, &word, 4);
-        sum[t * lane_sums.sums_tap_stride] += total;
-      }
-      lane_sums.abs_sums[l] += abs;
+void transpose_bytes(const std::uint8_t* src, std::int64_t src_stride, std::int64_t rows,
+                     std::int64_t cols, std::uint8_t* dst, std::int64_t dst_stride) {
+  std::int64_t i = 0;
+  for (; i + 16 <= rows; i += 16) {
+    std::int64_t j = 0;
+    for (; j + 16 <= cols; j += 16) {
+      transpose_tile(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
     }
+    for (; j < cols; ++j) {
+      for (std::int64_t k = 0; k < 16; ++k)
+        dst[j * dst_stride + i + k] = src[(i + k) * src_stride + j];
+    }
+  }
+  for (; i < rows; ++i) {
+    for (std::int64_t j = 0; j < cols; ++j) dst[j * dst_stride + i] = src[i * src_stride + j];
   }
 }
 

@@ -20,19 +20,14 @@ struct LaneSums {
   const std::int32_t* zero_points;
   std::uint32_t* sums;
   std::int64_t* abs_sums;
-  std::int64_t sums_tap_stride = 0;  // pack_lane_block_strided: tap t's sums at sums + t * this
 };
 void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64_t steps,
                      std::uint8_t flip, std::int8_t* out, std::int64_t step_stride,
                      const LaneSums& lane_sums);
 
-// The same for weights whose input channels are not contiguous (OIHW, HWIO, IOHW tensors): every
-// tap t < taps of lane l, value c at values[l] + c * step_c + t * tap_step (tap_step may be
-// negative), into out + t * tap_stride; a null values[l] packs zeros. Tap t's sums are added to
-// sums[t * sums_tap_stride + l], the absolute differences to abs_sums[l].
-void pack_lane_block_strided(const std::uint8_t* const* values, std::int64_t n, std::int64_t step_c,
-                             std::int64_t taps, std::int64_t tap_step, std::int64_t steps,
-                             std::uint8_t flip, std::int8_t* out, std::int64_t tap_stride,
-                             std::int64_t step_stride, const LaneSums& lane_sums);
+// dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols: weights of another
+// layout into rows of input channels, 16x16 bytes at a time.
+void transpose_bytes(const std::uint8_t* src, std::int64_t src_stride, std::int64_t rows,
+                     std::int64_t cols, std::uint8_t* dst, std::int64_t dst_stride);
 
 }  // namespace qconv::detail::gemm
