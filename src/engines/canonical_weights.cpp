@@ -39,8 +39,8 @@ std::int64_t source_offset(const Problem& p, std::int64_t o, std::int64_t c, std
 // Σ |u − reference| over n bytes u = values[i] xor bias: as unsigned bytes, a loop compilers
 // turn into psadbw (x86-64) or uabal (AArch64). s8 values and zero point take a bias of 128.
 // Out of line: inlined into its caller, GCC 12 no longer finds the psadbw form.
-[[gnu::noinline]] std::int64_t abs_difference_run(const std::uint8_t* values, std::int64_t n, std::uint8_t bias,
-                                std::uint8_t reference) {
+[[gnu::noinline]] std::int64_t abs_difference_run(const std::uint8_t* values, std::int64_t n,
+                                                  std::uint8_t bias, std::uint8_t reference) {
   std::int64_t total = 0;
   constexpr std::int64_t kChunk = std::int64_t{1} << 20;  // 255 · 2^20 fits an int
   for (std::int64_t begin = 0; begin < n; begin += kChunk) {
@@ -79,6 +79,18 @@ CanonicalWeights::CanonicalWeights(const Problem& p, const ConstTensorView& weig
   } else if (kernel_h_ > 1) {
     step_tap_ = source_offset(p, 0, 0, 1, 0);
   }
+  find_channel_step();
+}
+
+void CanonicalWeights::find_channel_step() {
+  const std::int64_t groups = count_ / (out_per_group_ * in_per_group_ * kernel_h_ * kernel_w_);
+  if (out_per_group_ == 1) {
+    step_channel_ = step_group_;
+  } else if (groups == 1 || step_group_ == out_per_group_ * step_o_) {
+    step_channel_ = step_o_;
+  } else {
+    step_channel_ = -1;
+  }
 }
 
 CanonicalWeights::CanonicalWeights(const CanonicalWeights& other) { *this = other; }
@@ -97,6 +109,7 @@ CanonicalWeights& CanonicalWeights::operator=(const CanonicalWeights& other) {
   step_o_ = other.step_o_;
   step_c_ = other.step_c_;
   step_tap_ = other.step_tap_;
+  step_channel_ = other.step_channel_;
   own();
   return *this;
 }
@@ -123,13 +136,22 @@ CanonicalWeights CanonicalWeights::from_bytes(const Problem& p, std::span<const 
   weights.step_c_ = taps;
   weights.step_o_ = weights.in_per_group_ * taps;
   weights.step_group_ = weights.out_per_group_ * weights.step_o_;
+  weights.find_channel_step();
   weights.own();
   return weights;
 }
 
 std::vector<std::byte> CanonicalWeights::bytes() const {
-  std::vector<std::byte> out(static_cast<std::size_t>(count_));
   const std::int64_t taps = kernel_h_ * kernel_w_;
+  const std::int64_t channel_values = in_per_group_ * taps;
+  const bool canonical_order = (step_tap_ == 1 || taps == 1) &&
+                               (step_c_ == taps || in_per_group_ == 1) &&
+                               (step_channel_ == channel_values || count_ == channel_values);
+  if (canonical_order) {  // OIHW, a file's bytes, and OHWI with one input channel per group
+    const auto* begin = reinterpret_cast<const std::byte*>(data_);
+    return std::vector<std::byte>(begin, begin + count_);
+  }
+  std::vector<std::byte> out(static_cast<std::size_t>(count_));
   std::size_t i = 0;
   for (std::int64_t o = 0; o < count_ / (in_per_group_ * taps); ++o) {
     const std::uint8_t* channel = data_ + channel_offset(o);

@@ -52,6 +52,7 @@ class CanonicalWeights {
   // tap = r * kernel_w + s. step_c() is 1 for an OHWI tensor: the channels of one tap in a row.
   const std::uint8_t* data() const { return data_; }
   std::int64_t channel_offset(std::int64_t o) const {
+    if (step_channel_ >= 0) return o * step_channel_;
     const std::int64_t g = o / out_per_group_;
     return g * step_group_ + (o - g * out_per_group_) * step_o_;
   }
@@ -76,6 +77,9 @@ class CanonicalWeights {
   std::int64_t count_;  // values: out_channels * in_per_group * kernel_h * kernel_w
   std::int64_t in_per_group_, out_per_group_, kernel_h_, kernel_w_;
   std::int64_t step_group_ = 0, step_o_ = 0, step_c_ = 0, step_tap_ = 0;
+  // One step from every output channel to the next (every layout but a grouped IOHW), or −1.
+  std::int64_t step_channel_ = -1;
+  void find_channel_step();
 };
 
 // A channel's values as a range, for loops that read every value once.
