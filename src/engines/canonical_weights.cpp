@@ -60,6 +60,7 @@ CanonicalWeights::CanonicalWeights(const Problem& p, const std::uint8_t* data)
     : data_(data),
       dtype_(p.desc().weight_dtype),
       count_(p.desc().out_channels * p.reduction_size()),
+      groups_(p.desc().groups),
       in_per_group_(p.in_channels_per_group()),
       out_per_group_(p.out_channels_per_group()),
       kernel_h_(p.desc().kernel_h),
@@ -68,10 +69,10 @@ CanonicalWeights::CanonicalWeights(const Problem& p, const std::uint8_t* data)
 CanonicalWeights::CanonicalWeights(const Problem& p, const ConstTensorView& weights)
     : CanonicalWeights(p, static_cast<const std::uint8_t*>(weights.data())) {
   // source_offset is linear in (c, r, s) for a fixed o, and in o within a group: walk it with
-  // strides. (A step along a dimension of extent 1 is never taken and stays 0.)
-  // (Every layout has value (0, 0, 0, 0) first.)
+  // strides from value (0, 0, 0, 0), which every layout has first. (A step along a dimension of
+  // extent 1 is never taken and stays 0.)
   if (out_per_group_ > 1) step_o_ = source_offset(p, 1, 0, 0, 0);
-  if (p.desc().groups > 1) step_group_ = source_offset(p, out_per_group_, 0, 0, 0);
+  if (groups_ > 1) step_group_ = source_offset(p, out_per_group_, 0, 0, 0);
   if (in_per_group_ > 1) step_c_ = source_offset(p, 0, 1, 0, 0);
   // tap = r * kw + s: every layout keeps a kernel row's columns one step apart, rows kw steps.
   if (kernel_w_ > 1) {
@@ -83,10 +84,9 @@ CanonicalWeights::CanonicalWeights(const Problem& p, const ConstTensorView& weig
 }
 
 void CanonicalWeights::find_channel_step() {
-  const std::int64_t groups = count_ / (out_per_group_ * in_per_group_ * kernel_h_ * kernel_w_);
   if (out_per_group_ == 1) {
     step_channel_ = step_group_;
-  } else if (groups == 1 || step_group_ == out_per_group_ * step_o_) {
+  } else if (groups_ == 1 || step_group_ == out_per_group_ * step_o_) {
     step_channel_ = step_o_;
   } else {
     step_channel_ = -1;
@@ -101,6 +101,7 @@ CanonicalWeights& CanonicalWeights::operator=(const CanonicalWeights& other) {
   owned_.clear();
   dtype_ = other.dtype_;
   count_ = other.count_;
+  groups_ = other.groups_;
   in_per_group_ = other.in_per_group_;
   out_per_group_ = other.out_per_group_;
   kernel_h_ = other.kernel_h_;
@@ -144,10 +145,10 @@ CanonicalWeights CanonicalWeights::from_bytes(const Problem& p, std::span<const 
 std::vector<std::byte> CanonicalWeights::bytes() const {
   const std::int64_t taps = kernel_h_ * kernel_w_;
   const std::int64_t channel_values = in_per_group_ * taps;
-  const bool canonical_order = (step_tap_ == 1 || taps == 1) &&
-                               (step_c_ == taps || in_per_group_ == 1) &&
-                               (step_channel_ == channel_values || count_ == channel_values);
-  if (canonical_order) {  // OIHW, a file's bytes, and OHWI with one input channel per group
+  if (in_channel_order() &&
+      (step_channel_ == channel_values ||
+       count_ ==
+           channel_values)) {  // OIHW, a file's bytes, and OHWI with one input channel per group
     const auto* begin = reinterpret_cast<const std::byte*>(data_);
     return std::vector<std::byte>(begin, begin + count_);
   }
@@ -167,10 +168,7 @@ std::vector<std::byte> CanonicalWeights::bytes() const {
 std::int64_t CanonicalWeights::abs_difference_sum(std::int64_t o, std::int32_t zero_point) const {
   const std::int64_t taps = kernel_h_ * kernel_w_;
   const std::uint8_t* channel = data_ + channel_offset(o);
-  // A channel's values are one run in OHWI and in (o, c, r, s) order.
-  const bool one_run =
-      ((step_c_ == 1 || in_per_group_ == 1) && (step_tap_ == in_per_group_ || taps == 1)) ||
-      ((step_tap_ == 1 || taps == 1) && (step_c_ == taps || in_per_group_ == 1));
+  const bool one_run = in_tap_order() || in_channel_order();
   const std::int32_t bias = dtype_ == DType::u8 ? 0 : 128;
   if (one_run && zero_point + bias >= 0 && zero_point + bias <= 255) {
     return abs_difference_run(channel, in_per_group_ * taps, static_cast<std::uint8_t>(bias),

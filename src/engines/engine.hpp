@@ -36,6 +36,8 @@ class CanonicalWeights {
                                      std::string_view field);
   CanonicalWeights(const CanonicalWeights& other);
   CanonicalWeights& operator=(const CanonicalWeights& other);
+  CanonicalWeights(CanonicalWeights&&) noexcept = default;  // owned bytes keep their address
+  CanonicalWeights& operator=(CanonicalWeights&&) noexcept = default;
 
   // One byte per value (the weight dtype's own bits), in (o, c, r, s) order.
   std::vector<std::byte> bytes() const;
@@ -58,6 +60,12 @@ class CanonicalWeights {
   }
   std::int64_t step_c() const { return step_c_; }
   std::int64_t step_tap() const { return step_tap_; }
+  // Whether each channel's values are one run in (tap, c) order (OHWI, and any layout with one
+  // value per channel): what the GEMM panels take, read in place.
+  bool in_tap_order() const {
+    return (step_c_ == 1 || in_per_group_ == 1) &&
+           (step_tap_ == in_per_group_ || kernel_h_ * kernel_w_ == 1);
+  }
   // Σ |w − zero_point| over output channel o's values.
   std::int64_t abs_difference_sum(std::int64_t o, std::int32_t zero_point) const;
 
@@ -70,16 +78,21 @@ class CanonicalWeights {
  private:
   CanonicalWeights(const Problem& problem, const std::uint8_t* data);  // sizes; strides all 0
   void own();  // copies the bytes data_ points to into owned_, in the same layout
+  void find_channel_step();
+  // Whether each channel's values are one run in (c, tap) order (OIHW, a file's bytes).
+  bool in_channel_order() const {
+    return (step_tap_ == 1 || kernel_h_ * kernel_w_ == 1) &&
+           (step_c_ == kernel_h_ * kernel_w_ || in_per_group_ == 1);
+  }
 
   const std::uint8_t* data_ = nullptr;
   std::vector<std::uint8_t> owned_;  // empty while data_ points into the caller's tensor
   DType dtype_;
   std::int64_t count_;  // values: out_channels * in_per_group * kernel_h * kernel_w
-  std::int64_t in_per_group_, out_per_group_, kernel_h_, kernel_w_;
+  std::int64_t groups_, in_per_group_, out_per_group_, kernel_h_, kernel_w_;
   std::int64_t step_group_ = 0, step_o_ = 0, step_c_ = 0, step_tap_ = 0;
   // One step from every output channel to the next (every layout but a grouped IOHW), or −1.
   std::int64_t step_channel_ = -1;
-  void find_channel_step();
 };
 
 // A channel's values as a range, for loops that read every value once.

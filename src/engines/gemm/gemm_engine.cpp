@@ -483,8 +483,7 @@ class GemmKernel final : public PreparedKernel {
     const std::int64_t taps = im2col ? 1 : kernel_taps;                     // packed taps
     const std::int64_t run = im2col ? kernel_taps * channels_ : group_in_;  // values per tap
     const std::int64_t channel_values = kernel_taps * group_in_;
-    const bool in_place = (weights.step_c() == 1 || group_in_ == 1) &&
-                          (weights.step_tap() == group_in_ || kernel_taps == 1);
+    const bool in_place = weights.in_tap_order();
     std::vector<std::uint8_t> copies(in_place ? 0 : kLaneBlock * channel_values);
     const std::vector<std::uint8_t> unused(static_cast<std::size_t>(run), flip);  // packs to 0
     // Each slot's channel values (null: an unused slot, packed as zeros).
