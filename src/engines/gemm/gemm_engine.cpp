@@ -196,7 +196,7 @@ class GemmKernel final : public PreparedKernel {
     }
     pack(problem, weights);
     if (kernels.widen_weights != nullptr && !depthwise_) {  // the kernel set's own wider form
-      widened_.assign(packed_.size() * static_cast<std::size_t>(kernels.weight_widening), 0);
+      widened_.resize(packed_.size() * static_cast<std::size_t>(kernels.weight_widening));
       kernels.widen_weights(packed_.data(), static_cast<std::int64_t>(packed_.size()),
                             widened_.data());
       packed_ = {};
@@ -1024,7 +1024,8 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
   std::vector<std::int64_t> panel_channels_;  // each panel's first output channel
   UninitializedAlignedVector<std::int8_t> packed_;
-  AlignedVector<std::int8_t> widened_;  // or the kernel set's wider form of it (packed_ freed)
+  // Or the kernel set's wider form of it (packed_ freed), every byte written by widen_weights.
+  UninitializedAlignedVector<std::int8_t> widened_;
   std::vector<std::int64_t> panel_offsets_;
   std::vector<int> panel_vectors_;
   AlignedVector<std::int32_t> zero_points_;  // zw' per channel
