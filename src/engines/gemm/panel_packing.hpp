@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The inner loop of GEMM weight packing: one tap of 16 output channels side by side in a panel,
 // four input channels per 32-bit word (the K steps of vpdpbusd, tdpbusd and sdot), each K step's
-// 16 words one 64-byte line; with the sums the padding patterns need, from the same rows.
+// 16 words one 64-byte line; with the sums the padding patterns and the accumulator bound need,
+// from the same rows. And the byte transposes that bring other layouts into those rows.
 #pragma once
 
 #include <cstdint>
