@@ -216,6 +216,108 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
   }
 }
 
+// A weight zero point needs each output pixel's window sum Σx: on every path (1x1 flat, strided
+// 1x1, padded rows that skip taps, pixel tiles whose padded taps read zero-point bytes, AMX blocks
+// on padded and channel-padded copies, transposed, im2col rows, groups, batch > 1) and 1 and 2
+// threads, with per-channel zero points and a non-zero input zero point, so a window sum that is
+// wrong cannot cancel out.
+TEST_P(EngineConformance, WeightZeroPointWindowSumsOnEveryPath) {
+  Rng rng(17);
+  struct Shape {
+    std::int64_t c, o, h, w, k, stride, pad, batch;
+    bool transposed;
+    std::int64_t groups = 1;
+  };
+  const Shape shapes[] = {
+      {64, 128, 9, 40, 1, 1, 0, 2, false},
+      {72, 64, 11, 13, 1, 2, 0, 1, false},
+      {40, 80, 7, 7, 3, 1, 1, 1, false},
+      {32, 64, 9, 9, 3, 2, 1, 2, false},
+      {16, 64, 5, 11, 3, 1, 2, 1, false},
+      {64, 64, 10, 40, 3, 1, 1, 1, false},
+      {96, 130, 8, 36, 3, 1, 1, 1, false},
+      {128, 64, 14, 14, 1, 2, 0, 1, false},
+      {64, 96, 6, 34, 3, 2, 1, 1, false},
+      {24, 40, 13, 37, 5, 1, 2, 1, false},
+      {64, 32, 7, 9, 4, 2, 1, 1, true},
+      {20, 24, 5, 6, 3, 1, 1, 2, true},
+      {3, 64, 12, 70, 7, 2, 3, 1, false},
+      {4, 40, 9, 9, 3, 1, 1, 2, false},
+      // Groups: of 32 and 16 channels (merged into groups of 64 on AMX, sharing panels on
+      // vpdpbusd), and of 128 (panels of their own): window sums per group.
+      {64, 64, 6, 20, 3, 1, 1, 1, false, 2},
+      {128, 128, 5, 20, 3, 2, 1, 1, false, 8},
+      {256, 256, 4, 18, 3, 1, 1, 2, false, 2},
+      {64, 64, 7, 7, 3, 1, 1, 1, false, 4},
+  };
+  for (const Shape& s : shapes) {
+    int ran = 0;
+    for (int round = 0; round < 4; ++round) {
+      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch, s.groups);
+      ProblemDesc d = rc.desc;
+      if (s.transposed) {
+        d.op = OpKind::conv2d_transpose;
+        d.weight_layout = Layout::IOHW;
+      }
+      const bool u8_weights = d.weight_dtype == DType::u8;
+      d.weight_zero_point.resize(static_cast<std::size_t>(s.o));
+      for (std::int64_t o = 0; o < s.o; ++o) {
+        d.weight_zero_point[static_cast<std::size_t>(o)] =
+            static_cast<std::int32_t>((u8_weights ? 128 : 0) + 1 + o % 5);
+      }
+      d.weight_scale.assign(static_cast<std::size_t>(s.o), d.weight_scale[0]);
+      d.input_zero_point = round % 2 == 0 ? 3 : (d.input_dtype == DType::u8 ? 250 : -120);
+      try {
+        (void)Problem(d);
+      } catch (const Error&) {
+        continue;  // a scheme that takes no per-channel weight zero points
+      }
+      rc = test::random_case_for(rng, d);
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+      ++ran;
+    }
+    EXPECT_GT(ran, 0) << "every round's scheme refused the weight zero points";
+  }
+}
+
+// Transposed convolution with strides 2 to 4 runs as stride_h·stride_w phases, each output phase
+// listing only the taps that land on input pixels: kernels smaller than, equal to and larger than
+// the stride, dilations that share a factor with it (taps of no phase), padding, output padding,
+// channel counts on and off AMX, batch > 1, with and without weight zero points.
+TEST_P(EngineConformance, TransposedStridePhases) {
+  Rng rng(19);
+  struct Shape {
+    std::int64_t c, o, h, w, k, stride, dilation, pad, output_pad, batch;
+  };
+  const Shape shapes[] = {
+      {64, 64, 5, 9, 2, 2, 1, 0, 0, 1},  {64, 48, 4, 7, 4, 2, 1, 1, 0, 2},
+      {20, 24, 5, 6, 3, 2, 1, 1, 1, 1},  {16, 70, 4, 5, 5, 3, 1, 2, 2, 1},
+      {8, 16, 3, 4, 2, 3, 1, 0, 1, 2},   {128, 64, 3, 17, 4, 4, 1, 0, 3, 1},
+      {12, 20, 4, 4, 3, 2, 2, 1, 1, 1},  {24, 32, 5, 5, 3, 4, 2, 2, 0, 1},
+      {64, 80, 6, 20, 3, 2, 1, 2, 0, 1}, {5, 7, 6, 3, 7, 3, 2, 4, 2, 1},
+  };
+  for (const Shape& s : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, 1, 0, s.batch, 1, round < 2);
+      ProblemDesc d = rc.desc;
+      d.op = OpKind::conv2d_transpose;
+      d.weight_layout = Layout::IOHW;
+      d.stride_h = d.stride_w = s.stride;
+      d.dilation_h = d.dilation_w = s.dilation;
+      d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = s.pad;
+      d.output_pad_h = d.output_pad_w = s.output_pad;
+      rc = test::random_case_for(rng, d);
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+    }
+  }
+}
+
 // Grouped convolution with groups of every width that shares panels (4, 8, 16 and 32 output
 // channels, input widths up to the output's) and some that cannot (not a divisor of 64, input
 // wider than output, not whole dwords), full and partial panels, 1x1 and 3x3, strides 1 and 2,
@@ -312,6 +414,61 @@ TEST_P(EngineConformance, TiesRoundAsTheSchemeSays) {
 // A prepared-weights file packed by another engine (avx512_vnni) loads on this one by re-packing
 // from the original weights it kept: on a CPU with only this engine's features (the AVX-512 packed
 // form cannot run there), and here with QCONV_ENGINE forcing this engine. The outputs are the same.
+// NCHW inputs and outputs on every path: a 1x1 layer whose register tiles and AMX blocks span two
+// images (batch 3, 25 and 49 pixels an image), padded rows, pixel tiles, im2col rows, grouped
+// panels, transposed (stride 1 and by phases), every output dtype.
+TEST_P(EngineConformance, NchwOnEveryPath) {
+  Rng rng(29);
+  struct Shape {
+    std::int64_t c, o, h, w, k, stride, pad, batch, groups;
+    bool transposed;
+  };
+  const Shape shapes[] = {
+      {64, 80, 5, 5, 1, 1, 0, 3, 1, false},   {128, 64, 7, 7, 1, 1, 0, 3, 1, false},
+      {64, 96, 9, 40, 3, 1, 1, 2, 1, false},  {40, 70, 7, 7, 3, 1, 1, 2, 1, false},
+      {3, 64, 12, 30, 7, 2, 3, 1, 1, false},  {64, 64, 6, 9, 3, 1, 1, 1, 16, false},
+      {64, 48, 6, 20, 3, 1, 1, 2, 1, true},   {32, 40, 5, 7, 4, 2, 1, 1, 1, true},
+      {72, 64, 11, 13, 1, 2, 0, 2, 1, false},
+  };
+  for (const Shape& s : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      RandomCase rc =
+          fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch, s.groups, round < 2);
+      ProblemDesc d = rc.desc;
+      d.output_layout = Layout::NCHW;
+      if (round % 2 == 1) d.input_layout = Layout::NCHW;
+      if (s.transposed) {
+        d.op = OpKind::conv2d_transpose;
+        d.weight_layout = Layout::IOHW;
+      }
+      rc = test::random_case_for(rng, d);
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+    }
+  }
+}
+
+// Groups of 16 and 32 channels run on AMX merged into block-diagonal groups of 64: a file of such
+// a plan holds the grouped problem's weights, and loads into a plan computing the same bits.
+TEST_P(EngineConformance, MergedGroupsRoundTripThroughAFile) {
+  Rng rng(23);
+  for (const std::int64_t in_per_group : {16, 32}) {
+    const RandomCase rc = fixed_case(rng, 8 * in_per_group, 8 * in_per_group, 6, 20, 3, 1, 1, 1, 8);
+    const Problem problem(rc.desc);
+    std::string failure;
+    if (!agrees(GetParam(), rc, 2, &failure)) GTEST_SKIP() << "declined";
+    ASSERT_TRUE(failure.empty()) << failure;
+    const Plan prepared = Plan::prepare(problem, rc.weight_view(), PrepareOptions{GetParam()});
+    if (GetParam() == "avx512_amx") {
+      EXPECT_NE(prepared.describe().find("merged"), std::string::npos) << prepared.describe();
+    }
+    const Plan loaded = deserialize(serialize(prepared, SaveOptions{true}));
+    EXPECT_EQ(run(rc, loaded, 1), run(rc, prepared, 1)) << loaded.describe();
+  }
+}
+
 TEST_P(EngineConformance, FileFromAnotherEngineRepacksForThisOne) {
   const detail::Engine* packer = nullptr;
   const detail::Engine* self = nullptr;

@@ -35,7 +35,9 @@
 #include "core/parallel.hpp"
 #include "engines/engine.hpp"
 #include "engines/gemm/activation_copies.hpp"
+#include "engines/gemm/axis_taps.hpp"
 #include "engines/gemm/kernel_set.hpp"
+#include "engines/gemm/merged_groups.hpp"
 #include "engines/gemm/panel_packing.hpp"
 #include "engines/gemm/stage_view.hpp"
 #include "output/rounding.hpp"
@@ -58,25 +60,21 @@ constexpr std::int64_t kGroupedTileBelow = 64;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM, in register tiles.
 constexpr std::int64_t kFlatChunkTiles = 16;
 
-// The valid taps along one axis for output position `out`: [begin, end).
-std::pair<std::int64_t, std::int64_t> valid_taps(std::int64_t out, std::int64_t stride,
-                                                 std::int64_t dilation, std::int64_t pad,
-                                                 std::int64_t kernel, std::int64_t extent) {
-  std::int64_t begin = 0;
-  while (begin < kernel && out * stride + begin * dilation - pad < 0) ++begin;
-  std::int64_t end = kernel;
-  while (end > begin && out * stride + (end - 1) * dilation - pad >= extent) --end;
-  return {begin, end};
-}
-
-// Tiles covering [begin, end): with AMX first blocks of up to 32 pixels, then (or only) tiles of
-// at most max_rows pixels, as even as possible (26 → 6,5,5,5,5).
+// Tiles covering [begin, end): with AMX, blocks of up to 32 pixels, as even as possible (56 →
+// 28,28: a thread reloads the tile configuration whenever the block height changes, which cost
+// 6 % of a 56-wide layer split 32,24); otherwise tiles of at most max_rows pixels, as even as
+// possible too (26 → 6,5,5,5,5).
 void split_tiles(std::int64_t begin, std::int64_t end, bool amx, int max_rows,
                  std::vector<std::pair<std::int64_t, int>>& out) {
-  while (amx && end - begin >= kMinAmxRows) {  // AMX blocks of up to 32 pixels
-    const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - begin));
-    out.emplace_back(begin, rows);
-    begin += rows;
+  if (amx && end - begin >= kMinAmxRows) {  // every block then has at least kMinAmxRows
+    const std::int64_t n = end - begin;
+    const std::int64_t blocks = (n + kMaxAmxBlock - 1) / kMaxAmxBlock;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const auto rows = static_cast<int>(n / blocks + (b < n % blocks ? 1 : 0));
+      out.emplace_back(begin, rows);
+      begin += rows;
+    }
+    return;
   }
   const std::int64_t n = end - begin;
   if (n <= 0) return;
@@ -116,9 +114,13 @@ class GemmKernel final : public PreparedKernel {
     // engines have a kernel of their own instead: avx512_vnni/depthwise_plan.cpp).
     depthwise_ = depthwise(problem);
     // A transposed convolution runs as the convolution of its zero-inserted input with the
-    // flipped kernel: the input is spread out at its stride into scratch (the holes and the
-    // padding holding zx, which add (zx − zx)·w = 0), then every tap of every pixel is valid.
+    // flipped kernel. With stride 1 (and for depthwise tiles) the input is placed into scratch,
+    // spread out at its stride, the holes and the padding holding zx (which adds (zx − zx)·w = 0):
+    // every tap of every pixel is then valid. With a larger stride each output phase lists only
+    // the taps that land on input pixels (axis_taps.hpp), and the tiles read the input itself: no
+    // zero is inserted or multiplied.
     transposed_ = problem.transposed();
+    phased_ = phased(problem);
     stride_h_ = transposed_ ? 1 : d.stride_h;
     stride_w_ = transposed_ ? 1 : d.stride_w;
     if (depthwise_ || transposed_) {
@@ -184,7 +186,7 @@ class GemmKernel final : public PreparedKernel {
     pad_left_ = d.pad_left;
     padded_copy_ = amx_ && path_ == Path::rows && !transposed_ &&
                    (d.pad_top != 0 || d.pad_bottom != 0 || d.pad_left != 0 || d.pad_right != 0);
-    if (transposed_) {  // the spread-out input: output size plus the kernel's span
+    if (transposed_ && !phased_) {  // the placed input: output size plus the kernel's span
       in_h_ = out_h_ + (d.kernel_h - 1) * d.dilation_h;
       in_w_ = out_w_ + (d.kernel_w - 1) * d.dilation_w;
       pad_top_ = pad_left_ = 0;
@@ -203,6 +205,13 @@ class GemmKernel final : public PreparedKernel {
     }
     plan_patterns(problem);
     if (depthwise_) pair_depthwise_weights();
+    // A weight zero point's window sums added up from sums of whole pixels, made once per call
+    // (KernelSet::sum_pixels), where every tap reads one pixel's channels of the tensor the tiles
+    // walk (im2col: each gathered row's, as it is gathered), per group; otherwise (groups sharing
+    // a panel) the tiles sum their windows' bytes themselves.
+    pixel_window_sums_ = needs_window_sums_ && kernels.sum_pixels != nullptr && !depthwise_ &&
+                         groups_per_panel_ == 1;
+    for (const std::int64_t offset : tap_offsets_) tap_pixels_.push_back(offset / pixel_bytes_);
     // Preparation's intermediates: the plan runs from the pattern sums and pairs alone.
     tap_sums_ = {};
     depthwise_weights_ = {};
@@ -223,7 +232,11 @@ class GemmKernel final : public PreparedKernel {
     const std::string tile = std::to_string(max_rows_) + "x" + std::to_string(kPanelWidth);
     out << (amx_ ? "avx512_amx tdpbusd <=32x64 + " : "") << kernels_.name << " ";
     if (depthwise_) out << "dwconv " << tile << " (channels in lanes) ";
-    if (transposed_) out << "(transposed: zero-inserted input, flipped kernel) ";
+    if (transposed_ && !phased_) out << "(transposed: zero-inserted input, flipped kernel) ";
+    if (phased_) {
+      out << "(transposed: " << d.stride_h * d.stride_w
+          << " stride phases of the flipped kernel, inserted zeros skipped) ";
+    }
     switch (path_) {
       case Path::flat:
         out << "gemm " << tile << " 1x1";
@@ -285,7 +298,7 @@ class GemmKernel final : public PreparedKernel {
                                call.threads,
                                pixel_bytes_};
     const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
-    if (transposed_) {
+    if (transposed_ && !phased_) {
       ctx.input = placed_copy(input, in_h_, in_w_, d.stride_h, d.stride_w,
                               (d.kernel_h - 1) * d.dilation_h - d.pad_top,
                               (d.kernel_w - 1) * d.dilation_w - d.pad_left, zx);
@@ -296,17 +309,16 @@ class GemmKernel final : public PreparedKernel {
     } else if (flip_input_ || channel_padded_) {
       ctx.input = plain_copy(input);
     }
+    const std::int32_t* pixel_sums =
+        pixel_window_sums_ && path_ != Path::im2col ? sum_input_pixels(ctx) : nullptr;
     if (widened_input() && path_ != Path::im2col) {  // im2col widens each gathered run instead
-      std::int64_t pixels = call.batch * d.in_height * d.in_width;
-      if (transposed_ || padded_copy_) pixels = call.batch * in_h_ * in_w_;
-      if (compact_copy_) pixels = call.batch * out_h_ * out_w_;
-      ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input), pixels * pixel_bytes_,
-                               call.threads);
+      ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input),
+                               walked_pixels(call.batch) * pixel_bytes_, call.threads);
     }
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
-        run_row(ctx, stage, task / rows, task % rows);
+        run_row(ctx, stage, pixel_sums, task / rows, task % rows);
       }
       if (amx_) kernels_.amx_end();
     });
@@ -317,6 +329,55 @@ class GemmKernel final : public PreparedKernel {
   }
 
  private:
+  // Pixels of the tensor the tiles walk: the input, or its copy (padded, spread out or dense).
+  std::int64_t walked_pixels(std::int64_t batch) const {
+    if (transposed_ || padded_copy_) return batch * in_h_ * in_w_;
+    if (compact_copy_) return batch * out_h_ * out_w_;
+    return batch * problem_.desc().in_height * problem_.desc().in_width;
+  }
+
+  // The sum of each pixel's channels in the tensor the tiles walk (before any widening), in the
+  // calling thread's scratch: the window sums of every panel's tiles are added up from these.
+  // With groups, each group's channels: [group][pixel].
+  const std::int32_t* sum_input_pixels(const RunContext& ctx) const {
+    const std::int64_t pixels = walked_pixels(ctx.batch);
+    auto* sums = reinterpret_cast<std::int32_t*>(
+        thread_scratch(static_cast<std::size_t>(groups_ * pixels) * sizeof(std::int32_t), 4));
+    const auto* input = static_cast<const std::uint8_t*>(ctx.input);
+    constexpr std::int64_t kChunk = 4096;  // pixels per task: a few microseconds
+    const std::int64_t chunks = (pixels + kChunk - 1) / kChunk;
+    const std::int64_t channels = groups_ == 1 ? channels_ : group_in_;
+    parallel_for(ctx.threads, groups_ * chunks, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t task = begin; task < end; ++task) {
+        const std::int64_t group = task / chunks, first = task % chunks * kChunk;
+        const std::int64_t count = std::min(pixels - first, kChunk);
+        kernels_.sum_pixels(input + first * pixel_bytes_ + group * group_in_, count, pixel_bytes_,
+                            channels, sums + group * pixels + first);
+      }
+    });
+    return sums;
+  }
+
+  // Σx of each row's window from the per-pixel sums: row i's window origin is pixel
+  // first + i·step of the walked tensor, and it reads the pattern's listed taps. Modulo 2^32, as
+  // the kernels' own sums.
+  void sum_windows(const std::int32_t* pixel_sums, std::int64_t first, std::int64_t step,
+                   std::int64_t pattern, int rows, std::int32_t* out) const {
+    const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
+    std::uint32_t sums[kMaxAmxRows] = {};
+    for (std::int32_t k = 0; k < taps; ++k) {
+      // first alone may lie in the padding (a row skipping padded taps): add the tap first.
+      const std::int32_t* at =
+          pixel_sums + (first + tap_pixels_[static_cast<std::size_t>(first_tap + k)]);
+      if (step == 1) {  // consecutive pixels: a loop the compiler vectorises
+        for (int i = 0; i < rows; ++i) sums[i] += static_cast<std::uint32_t>(at[i]);
+      } else {
+        for (int i = 0; i < rows; ++i) sums[i] += static_cast<std::uint32_t>(at[i * step]);
+      }
+    }
+    for (int i = 0; i < rows; ++i) out[i] = static_cast<std::int32_t>(sums[i]);
+  }
+
   // The canonical weight tap packed as tap t: the same one, or (transposed) the flipped kernel's.
   // Its own inverse.
   std::int64_t source_tap(std::int64_t t) const {
@@ -581,31 +642,41 @@ class GemmKernel final : public PreparedKernel {
       split_tiles(0, out_w_, amx_, max_rows_, column_tiles_);
       return;
     }
-    std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> row_kinds, column_kinds;
-    std::vector<std::pair<std::int64_t, std::int64_t>> row_ranges, column_ranges;
+    const auto [row_walk, column_walk] = walks(problem, padded_copy_);
+    std::map<TapRange, std::int32_t> row_kinds, column_kinds;
+    std::vector<TapRange> row_ranges, column_ranges;
     for (std::int64_t y = 0; y < out_h_; ++y) {
-      const auto range = valid_taps(y, stride_h_, d.dilation_h, pad_top_, d.kernel_h, in_h_);
+      const TapRange range = axis_taps(y, row_walk);
       const auto [it, added] =
           row_kinds.emplace(range, static_cast<std::int32_t>(row_ranges.size()));
       if (added) row_ranges.push_back(range);
       row_pattern_.push_back(it->second);
     }
-    // Columns: runs of output positions with the same valid taps, each cut into tiles.
-    std::int64_t run_begin = 0;
-    std::pair<std::int64_t, std::int64_t> run_range{};
-    for (std::int64_t x = 0; x <= out_w_; ++x) {
-      const auto range = x < out_w_
-                             ? valid_taps(x, stride_w_, d.dilation_w, pad_left_, d.kernel_w, in_w_)
-                             : std::pair<std::int64_t, std::int64_t>{-1, -1};
-      if (x > 0 && range != run_range) {
-        const auto [it, added] =
-            column_kinds.emplace(run_range, static_cast<std::int32_t>(column_ranges.size()));
-        if (added) column_ranges.push_back(run_range);
-        split_tiles(run_begin, x, amx_, max_rows_, column_tiles_);
-        column_pattern_.resize(column_tiles_.size(), it->second);
-        run_begin = x;
+    // Columns: runs of output positions with the same valid taps, each cut into tiles. A
+    // transposed convolution's columns of one phase (every stride_w-th) have the same taps: their
+    // tiles run over the phase's positions, column_step_ apart.
+    column_step_ = column_walk.spacing;
+    for (std::int64_t phase = 0; phase < std::min(column_step_, out_w_); ++phase) {
+      const std::int64_t positions = (out_w_ - phase + column_step_ - 1) / column_step_;
+      std::int64_t run_begin = 0;
+      TapRange run_range;
+      for (std::int64_t j = 0; j <= positions; ++j) {
+        const TapRange range =
+            j < positions ? axis_taps(phase + j * column_step_, column_walk) : TapRange{-1, -1, 1};
+        if (j > 0 && range != run_range) {
+          const auto [it, added] =
+              column_kinds.emplace(run_range, static_cast<std::int32_t>(column_ranges.size()));
+          if (added) column_ranges.push_back(run_range);
+          const std::size_t first_tile = column_tiles_.size();
+          split_tiles(run_begin, j, amx_, max_rows_, column_tiles_);
+          for (std::size_t t = first_tile; t < column_tiles_.size(); ++t) {
+            column_tiles_[t].first = phase + column_tiles_[t].first * column_step_;
+          }
+          column_pattern_.resize(column_tiles_.size(), it->second);
+          run_begin = j;
+        }
+        run_range = range;
       }
-      run_range = range;
     }
     // Pixel tiles, for outputs narrower than two register tiles: runs of consecutive output
     // pixels, across output rows, whatever their padding (a tile with padded pixels reads those
@@ -614,28 +685,30 @@ class GemmKernel final : public PreparedKernel {
     // the panel's weights again, and its border pixels 1-row tiles, several times slower per
     // pixel (a 7x7 output with padding 1 has 24 of its 49 pixels on the border). In wider
     // outputs these are a few per row, and the pointer tables would cost more than they save.
+    // Not for the phases of a transposed convolution: those list fewer taps than every tap.
     pixel_tiles_ = kernels_.tap_row_pointers && !depthwise_ && !amx_ && out_w_ < 2 * max_rows_ &&
-                   d.kernel_h * d.kernel_w <= kMaxRedirectedTaps;
+                   d.kernel_h * d.kernel_w <= kMaxRedirectedTaps && !phased_;
     if (pixel_tiles_) {
-      const auto kind_of = [](auto& ranges, std::pair<std::int64_t, std::int64_t> full) {
+      const auto kind_of = [](auto& ranges, TapRange full) {
         const auto at = std::find(ranges.begin(), ranges.end(), full);
         if (at != ranges.end()) return static_cast<std::int64_t>(at - ranges.begin());
         ranges.push_back(full);
         return static_cast<std::int64_t>(ranges.size()) - 1;
       };
-      const std::int64_t full_row = kind_of(row_ranges, {0, d.kernel_h});
-      const std::int64_t full_column = kind_of(column_ranges, {0, d.kernel_w});
+      const std::int64_t full_row = kind_of(row_ranges, {0, d.kernel_h, 1});
+      const std::int64_t full_column = kind_of(column_ranges, {0, d.kernel_w, 1});
       full_pattern_ = full_row * static_cast<std::int64_t>(column_ranges.size()) + full_column;
       for (std::int64_t y = 0; y < out_h_; ++y) {
         full_rows_.push_back(row_pattern_[static_cast<std::size_t>(y)] == full_row);
       }
       for (std::int64_t x = 0; x < out_w_; ++x) {
-        full_columns_.push_back(
-            valid_taps(x, stride_w_, d.dilation_w, pad_left_, d.kernel_w, in_w_) ==
-            column_ranges[static_cast<std::size_t>(full_column)]);
+        full_columns_.push_back(axis_taps(x, column_walk) ==
+                                column_ranges[static_cast<std::size_t>(full_column)]);
       }
     }
     column_kinds_ = static_cast<std::int64_t>(column_ranges.size());
+    row_taps_ = row_ranges;
+    column_taps_ = column_ranges;
     patterns_ = static_cast<std::int64_t>(row_ranges.size()) * column_kinds_;
     pattern_sums_.assign(static_cast<std::size_t>(patterns_ * padded_channels_), 0);
     for (std::size_t a = 0; a < row_ranges.size(); ++a) {
@@ -644,10 +717,17 @@ class GemmKernel final : public PreparedKernel {
         std::int32_t* sums = pattern_sums_.data() + (static_cast<std::int64_t>(a) * column_kinds_ +
                                                      static_cast<std::int64_t>(b)) *
                                                         padded_channels_;
-        for (std::int64_t r = row_ranges[a].first; r < row_ranges[a].second; ++r) {
-          for (std::int64_t s = column_ranges[b].first; s < column_ranges[b].second; ++s) {
+        const TapRange rows = row_ranges[a], columns = column_ranges[b];
+        for (std::int64_t r = rows.begin; r < rows.end; r += rows.step) {
+          for (std::int64_t s = columns.begin; s < columns.end; s += columns.step) {
             const std::int64_t t = r * d.kernel_w + s;
-            tap_offsets_.push_back((r * d.dilation_h * in_w_ + s * d.dilation_w) * pixel_bytes_);
+            // By phase: input pixels from the one the pattern's first tap reads (phase_origin),
+            // the listed taps (r − begin)·dilation / stride rows and columns further.
+            tap_offsets_.push_back(phased_ ? ((r - rows.begin) * d.dilation_h / d.stride_h * in_w_ +
+                                              (s - columns.begin) * d.dilation_w / d.stride_w) *
+                                                 pixel_bytes_
+                                           : (r * d.dilation_h * in_w_ + s * d.dilation_w) *
+                                                 pixel_bytes_);
             tap_kernel_rows_.push_back(static_cast<std::int32_t>(r));
             tap_columns_.push_back(static_cast<std::int32_t>(s));
             tap_steps_.push_back(t * steps_);
@@ -667,25 +747,54 @@ class GemmKernel final : public PreparedKernel {
     return d.groups > 1 && d.groups == d.in_channels && d.out_channels == d.in_channels;
   }
 
+  // A transposed convolution with a stride above 1 runs by output phases (the depthwise tiles
+  // keep the placed input).
+  static bool phased(const Problem& problem) {
+    const auto& d = problem.desc();
+    return problem.transposed() && (d.stride_h > 1 || d.stride_w > 1) && !depthwise(problem);
+  }
+
+  // The axes as the tiles walk them: the input, or its copy with the padding filled (pad 0, the
+  // padding part of the extent), or a transposed convolution's input spread out at its stride (an
+  // axis of stride 1 with every tap, otherwise taps by output phase: axis_taps.hpp).
+  static std::pair<AxisWalk, AxisWalk> walks(const Problem& problem, bool padded_copy) {
+    const auto& d = problem.desc();
+    if (phased(problem)) {
+      return {spread_axis(d.stride_h, d.dilation_h, d.pad_top, d.kernel_h, d.in_height,
+                          problem.out_height()),
+              spread_axis(d.stride_w, d.dilation_w, d.pad_left, d.kernel_w, d.in_width,
+                          problem.out_width())};
+    }
+    if (problem.transposed()) {  // stride 1: the input placed with its padding filled
+      return {dense_axis(1, d.dilation_h, 0, d.kernel_h,
+                         problem.out_height() + (d.kernel_h - 1) * d.dilation_h),
+              dense_axis(1, d.dilation_w, 0, d.kernel_w,
+                         problem.out_width() + (d.kernel_w - 1) * d.dilation_w)};
+    }
+    if (padded_copy) {
+      return {dense_axis(d.stride_h, d.dilation_h, 0, d.kernel_h,
+                         d.in_height + d.pad_top + d.pad_bottom),
+              dense_axis(d.stride_w, d.dilation_w, 0, d.kernel_w,
+                         d.in_width + d.pad_left + d.pad_right)};
+    }
+    return {dense_axis(d.stride_h, d.dilation_h, d.pad_top, d.kernel_h, d.in_height),
+            dense_axis(d.stride_w, d.dilation_w, d.pad_left, d.kernel_w, d.in_width)};
+  }
+
   // The number of padding patterns times the channels: what plan_patterns() would store.
   static std::int64_t pattern_entries(const Problem& problem) {
-    const auto& d = problem.desc();
-    if (problem.transposed()) return round_up(d.out_channels, kPanelWidth);  // one pattern
-    const auto distinct = [](std::int64_t out, std::int64_t stride, std::int64_t dilation,
-                             std::int64_t pad, std::int64_t kernel, std::int64_t extent) {
-      std::vector<std::pair<std::int64_t, std::int64_t>> seen;
+    const auto distinct = [](std::int64_t out, const AxisWalk& walk) {
+      std::vector<TapRange> seen;
       for (std::int64_t i = 0; i < out; ++i) {
-        const auto r = valid_taps(i, stride, dilation, pad, kernel, extent);
+        const TapRange r = axis_taps(i, walk);
         if (std::find(seen.begin(), seen.end(), r) == seen.end()) seen.push_back(r);
         if (seen.size() > 4096) break;
       }
       return static_cast<std::int64_t>(seen.size());
     };
-    const std::int64_t rows = distinct(problem.out_height(), d.stride_h, d.dilation_h, d.pad_top,
-                                       d.kernel_h, d.in_height);
-    const std::int64_t columns =
-        distinct(problem.out_width(), d.stride_w, d.dilation_w, d.pad_left, d.kernel_w, d.in_width);
-    return rows * columns * round_up(d.out_channels, kPanelWidth);
+    const auto [row_walk, column_walk] = walks(problem, false);
+    return distinct(problem.out_height(), row_walk) * distinct(problem.out_width(), column_walk) *
+           round_up(problem.desc().out_channels, kPanelWidth);
   }
 
  private:
@@ -701,13 +810,14 @@ class GemmKernel final : public PreparedKernel {
     const StageView& stage;
     std::int64_t panel;
     int vectors;
-    std::int32_t channels;       // valid output channels in the panel
-    std::int64_t first_channel;  // the panel's first output channel
-    std::int64_t input_offset;   // its group's first input channel, in bytes into a pixel
+    std::int32_t channels;           // valid output channels in the panel
+    std::int64_t first_channel;      // the panel's first output channel
+    std::int64_t input_offset;       // its group's first input channel, in bytes into a pixel
+    const std::int32_t* pixel_sums;  // per pixel of the walked tensor, or null (sum_input_pixels)
   };
 
-  void run_row(const RunContext& ctx, const StageView& stage, std::int64_t panel,
-               std::int64_t row) const {
+  void run_row(const RunContext& ctx, const StageView& stage, const std::int32_t* pixel_sums,
+               std::int64_t panel, std::int64_t row) const {
     const auto p = static_cast<std::size_t>(panel);
     const PanelRun pr{ctx,
                       stage,
@@ -717,7 +827,10 @@ class GemmKernel final : public PreparedKernel {
                       panel_channels_[p],
                       depthwise_              ? panel * kPanelWidth
                       : groups_per_panel_ > 1 ? panel * groups_per_panel_ * group_in_
-                                              : (panel / panels_per_group_) * group_in_};
+                                              : (panel / panels_per_group_) * group_in_,
+                      pixel_sums != nullptr
+                          ? pixel_sums + panel / panels_per_group_ * walked_pixels(ctx.batch)
+                          : nullptr};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * flat_chunk();
@@ -725,17 +838,21 @@ class GemmKernel final : public PreparedKernel {
       const auto& d = problem_.desc();
       const bool strided = (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
       if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
+        // Row i reads pixel at + i alone: its window sum is that pixel's.
+        const auto sums_at = [&](std::int64_t at) {
+          return pr.pixel_sums != nullptr ? pr.pixel_sums + at : nullptr;
+        };
         std::int64_t at = begin;
         while (amx_ && end - at >= kMinAmxRows) {  // AMX blocks first, where the plan has them
           const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - at));
           run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * pixel_bytes_, pixel_bytes_,
-                   nullptr, 0, rows, at);
+                   nullptr, 0, rows, at, nullptr, sums_at(at));
           at += rows;
         }
         for (; at < end; at += max_rows_) {
           const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
           run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * pixel_bytes_, pixel_bytes_,
-                   nullptr, 0, rows, at);
+                   nullptr, 0, rows, at, nullptr, sums_at(at));
         }
         return;
       }
@@ -744,14 +861,18 @@ class GemmKernel final : public PreparedKernel {
         // A strided 1x1 layer as one GEMM too: each row's input pixel from its own offset, so
         // tiles run across output rows (7x7 outputs make 6-pixel tiles, not 4 + 3).
         std::int64_t offsets[kMaxTileRows];
+        std::int32_t sums[kMaxTileRows];
         for (int i = 0; i < rows; ++i) {
           const std::int64_t pixel = at + i;
           const std::int64_t x = pixel % out_w_, y = (pixel / out_w_) % out_h_,
                              n = pixel / (out_w_ * out_h_);
-          offsets[i] =
-              ((n * d.in_height + y * d.stride_h) * d.in_width + x * d.stride_w) * pixel_bytes_;
+          const std::int64_t input_pixel =
+              (n * d.in_height + y * d.stride_h) * d.in_width + x * d.stride_w;
+          offsets[i] = input_pixel * pixel_bytes_;
+          if (pr.pixel_sums != nullptr) sums[i] = pr.pixel_sums[input_pixel];
         }
-        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), 0, 0, offsets, 0, rows, at);
+        run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), 0, 0, offsets, 0, rows, at,
+                 nullptr, pr.pixel_sums != nullptr ? sums : nullptr);
       }
       return;
     }
@@ -770,6 +891,7 @@ class GemmKernel final : public PreparedKernel {
       // read them back.
       alignas(64) std::uint8_t gathered[kIm2colBufferBytes + 64];
       alignas(64) std::uint16_t wide[kIm2colBufferBytes + 64];  // with input_widening 2
+      std::int32_t gathered_sums[kIm2colBufferBytes / 4];       // with pixel_window_sums_
       const std::int64_t per_gather =
           std::max<std::int64_t>(kMaxAmxBlock, kIm2colBufferBytes / im2col_stride());
       for (std::size_t first = 0; first < column_tiles_.size();) {
@@ -782,6 +904,12 @@ class GemmKernel final : public PreparedKernel {
         const std::int64_t pixels =
             column_tiles_[last - 1].first + column_tiles_[last - 1].second - x0;
         gather(ctx, n, y, x0, static_cast<int>(pixels), gathered);
+        // A gathered row is a whole window (zeros after it): its sum is the window sum.
+        std::int32_t* row_sums = nullptr;
+        if (pixel_window_sums_) {
+          row_sums = gathered_sums;
+          kernels_.sum_pixels(gathered, pixels, im2col_stride(), im2col_stride(), row_sums);
+        }
         const std::uint8_t* rows_in = gathered;
         if (widened_input()) {  // the tiles read it as u16, with zeros after it
           const std::int64_t bytes = pixels * im2col_stride();
@@ -792,7 +920,7 @@ class GemmKernel final : public PreparedKernel {
         for (std::size_t t = first; t < last; ++t) {
           const auto [x, rows] = column_tiles_[t];
           run_tile(pr, rows_in, (x - x0) * im2col_stride(), im2col_stride(), nullptr, 0, rows,
-                   first_pixel + x);
+                   first_pixel + x, nullptr, row_sums != nullptr ? row_sums + (x - x0) : nullptr);
         }
         first = last;
       }
@@ -803,10 +931,34 @@ class GemmKernel final : public PreparedKernel {
       const auto [x, rows] = column_tiles_[t];
       const std::int64_t pattern =
           row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
-      const std::int64_t origin = (origin_row + x * stride_w_ - pad_left_) * pixel_bytes_;
-      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin, stride_w_ * pixel_bytes_,
-               nullptr, pattern, rows, first_pixel + x);
+      // In pixels: the window origin, or by phase the pixel the pattern's first tap reads.
+      const std::int64_t origin =
+          phased_ ? phase_origin(n, y, x, pattern) : origin_row + x * stride_w_ - pad_left_;
+      // Between the tile's rows, in pixels (by phase: consecutive input pixels).
+      const std::int64_t step = phased_ ? 1 : stride_w_ * column_step_;
+      std::int32_t sums[kMaxAmxRows];
+      if (pr.pixel_sums != nullptr) sum_windows(pr.pixel_sums, origin, step, pattern, rows, sums);
+      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin * pixel_bytes_,
+               step * pixel_bytes_, nullptr, pattern, rows, first_pixel + x, nullptr,
+               pr.pixel_sums != nullptr ? sums : nullptr);
     }
+  }
+
+  // The input pixel that output pixel (n, y, x) reads with the first tap of its pattern (0 when the
+  // pattern has no tap: then nothing is read).
+  std::int64_t phase_origin(std::int64_t n, std::int64_t y, std::int64_t x,
+                            std::int64_t pattern) const {
+    const auto& d = problem_.desc();
+    const TapRange& rows = row_taps_[static_cast<std::size_t>(pattern / column_kinds_)];
+    const TapRange& columns = column_taps_[static_cast<std::size_t>(pattern % column_kinds_)];
+    if (rows.count() == 0 || columns.count() == 0) return 0;
+    const std::int64_t h =
+        (y + rows.begin * d.dilation_h - ((d.kernel_h - 1) * d.dilation_h - d.pad_top)) /
+        d.stride_h;
+    const std::int64_t w =
+        (x + columns.begin * d.dilation_w - ((d.kernel_w - 1) * d.dilation_w - d.pad_left)) /
+        d.stride_w;
+    return (n * in_h_ + h) * in_w_ + w;
   }
 
   // Pixel tiles (plan_patterns): output pixels [begin, end) of image n, in tiles of up to
@@ -821,34 +973,54 @@ class GemmKernel final : public PreparedKernel {
     for (std::int64_t at = begin; at < end;) {
       const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
       std::int64_t offsets[kMaxTileRows], top[kMaxTileRows], left[kMaxTileRows];
+      std::int64_t origins[kMaxTileRows];  // in pixels
+      std::int32_t sums[kMaxTileRows];
+      std::int32_t* window_sums = pr.pixel_sums != nullptr ? sums : nullptr;
       bool padded = false;
       for (int i = 0; i < rows; ++i) {
         const std::int64_t y = (at + i) / out_w_, x = (at + i) % out_w_;
         top[i] = y * stride_h_ - pad_top_;  // the window's first input row and column
         left[i] = x * stride_w_ - pad_left_;
-        offsets[i] = ((n * in_h_ + top[i]) * in_w_ + left[i]) * pixel_bytes_;
+        origins[i] = (n * in_h_ + top[i]) * in_w_ + left[i];
+        offsets[i] = origins[i] * pixel_bytes_;
         padded = padded || !full_rows_[static_cast<std::size_t>(y)] ||
                  !full_columns_[static_cast<std::size_t>(x)];
       }
       if (!padded) {
-        run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at);
+        for (int i = 0; window_sums != nullptr && i < rows; ++i) {
+          sum_windows(pr.pixel_sums, origins[i], 1, full_pattern_, 1, sums + i);
+        }
+        run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at, nullptr,
+                 window_sums);
         at += rows;
         continue;
       }
       const std::uint8_t* tap_rows[kMaxRedirectedTaps * kMaxTileRows];
       const std::uint8_t* zero_points = zero_point_row(pr.ctx) + pr.input_offset;
+      // A tap on the zero-point row reads tap_bytes_ bytes of zx.
+      const auto padded_sum = static_cast<std::uint32_t>(pr.ctx.input_zero_point * tap_bytes_);
+      std::uint32_t padded_sums[kMaxTileRows] = {};
       for (std::int32_t k = 0; k < taps; ++k) {
         const auto tap = static_cast<std::size_t>(first_tap + k);
         const std::int64_t dy = tap_kernel_rows_[tap] * d.dilation_h;
         const std::int64_t dx = tap_columns_[tap] * d.dilation_w;
         for (int i = 0; i < rows; ++i) {
           const std::int64_t h = top[i] + dy, w = left[i] + dx;
-          tap_rows[k * rows + i] = h >= 0 && h < in_h_ && w >= 0 && w < in_w_
-                                       ? input + (offsets[i] + tap_offsets_[tap] + pr.input_offset)
-                                       : zero_points;
+          const bool inside = h >= 0 && h < in_h_ && w >= 0 && w < in_w_;
+          tap_rows[k * rows + i] =
+              inside ? input + (offsets[i] + tap_offsets_[tap] + pr.input_offset) : zero_points;
+          if (window_sums != nullptr) {
+            padded_sums[i] +=
+                inside ? static_cast<std::uint32_t>(pr.pixel_sums[(n * in_h_ + h) * in_w_ + w])
+                       : padded_sum;
+          }
         }
       }
-      run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at, tap_rows);
+      for (int i = 0; window_sums != nullptr && i < rows; ++i) {
+        sums[i] = static_cast<std::int32_t>(padded_sums[i]);
+      }
+      run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at, tap_rows,
+               window_sums);
       at += rows;
     }
   }
@@ -890,14 +1062,15 @@ class GemmKernel final : public PreparedKernel {
 
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
-                int rows, std::int64_t first_pixel,
-                const std::uint8_t* const* tap_rows = nullptr) const {
+                int rows, std::int64_t first_pixel, const std::uint8_t* const* tap_rows = nullptr,
+                const std::int32_t* row_window_sums = nullptr) const {
     if (rows > max_rows_ && pr.vectors != 4 && pr.vectors != 2) {
       // An AMX block on a panel of 16 or 48 lanes: vpdpbusd tiles instead (AMX takes 32 lanes
       // at a time).
       for (int done = 0; done < rows; done += max_rows_) {
         run_tile(pr, input, origin + done * row_stride, row_stride, nullptr, pattern,
-                 std::min(max_rows_, rows - done), first_pixel + done);
+                 std::min(max_rows_, rows - done), first_pixel + done * column_step_, nullptr,
+                 row_window_sums != nullptr ? row_window_sums + done : nullptr);
       }
       return;
     }
@@ -906,7 +1079,8 @@ class GemmKernel final : public PreparedKernel {
     const auto p = static_cast<std::size_t>(pr.panel);
     const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
     const std::int64_t origin_in_pixel = origin + pr.input_offset;
-    std::int32_t* sums = needs_window_sums_ ? window_sums : nullptr;
+    // The tiles sum their windows' bytes, unless the caller added them up (pixel_window_sums_).
+    std::int32_t* sums = needs_window_sums_ && !pixel_window_sums_ ? window_sums : nullptr;
     // The constant term −zx·Σ(w' − zw') over this pattern's taps starts the sums.
     const std::int32_t* zero_point_sums =
         pr.ctx.input_zero_point != 0
@@ -948,6 +1122,7 @@ class GemmKernel final : public PreparedKernel {
     }
 
     const RunContext& ctx = pr.ctx;
+    const std::int32_t* row_sums = pixel_window_sums_ ? row_window_sums : sums;
     const std::int64_t channel = pr.first_channel;  // output channels; slots for the rest
     const std::int64_t slot = pr.panel * kPanelWidth;
     const std::size_t element = element_size(problem_.desc().output_dtype);
@@ -956,12 +1131,12 @@ class GemmKernel final : public PreparedKernel {
         rows,
         pr.channels,
         channel,
-        sums,
+        row_sums,
         zero_points_.data() + slot,
         uniform_zero_point_,
         static_cast<std::byte*>(ctx.output) +
             static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
-        out_channels_};
+        out_channels_ * column_step_};
     if (epilogue_ != nullptr) {
       epilogue_(out, pr.stage);
       return;
@@ -971,7 +1146,8 @@ class GemmKernel final : public PreparedKernel {
     auto* o = static_cast<std::int32_t*>(out.output);
     for (int i = 0; i < rows; ++i) {
       for (std::int32_t c = 0; c < pr.channels; ++c) {
-        o[i * out_channels_ + c] = ctx.stage.apply(acc[i * kPanelWidth + c], channel + c);
+        o[i * out_channels_ * column_step_ + c] =
+            ctx.stage.apply(acc[i * kPanelWidth + c], channel + c);
       }
     }
   }
@@ -1004,6 +1180,8 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int64_t> pattern_pair_offsets_;
   std::vector<std::byte> depthwise_canonical_;  // an s8 input, run as u8 from a copy
   bool needs_window_sums_ = false;
+  bool pixel_window_sums_ = false;        // the window sums from per-pixel sums (sum_input_pixels)
+  std::vector<std::int64_t> tap_pixels_;  // per listed tap: tap_offsets_ in pixels
   bool amx_ = false;
   bool padded_copy_ = false;
   // AMX on channels padded to a multiple of 64 in every copy: pixel_bytes_ bytes per pixel.
@@ -1033,9 +1211,14 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int64_t> abs_weight_sums_;  // per output channel, until the plan takes them
   // Padding patterns: (row kind, column kind) → taps and Σ(w' − zw') over them.
   std::int64_t patterns_ = 0, column_kinds_ = 1;
-  std::vector<std::int32_t> row_pattern_;                            // per output row
-  std::vector<std::pair<std::int64_t, int>> column_tiles_;           // (first x, pixels)
-  std::vector<std::int32_t> column_pattern_;                         // per column tile
+  std::vector<std::int32_t> row_pattern_;                   // per output row
+  std::vector<std::pair<std::int64_t, int>> column_tiles_;  // (first x, pixels)
+  std::vector<std::int32_t> column_pattern_;                // per column tile
+  // Output pixels of a column tile are this many apart: 1, or a transposed convolution's
+  // stride_w (a tile runs over one output phase; every tile is on the rows path then).
+  std::int64_t column_step_ = 1;
+  bool phased_ = false;  // a transposed convolution's taps listed per output phase (phased())
+  std::vector<TapRange> row_taps_, column_taps_;  // per row and column kind (plan_patterns)
   std::vector<std::pair<std::int32_t, std::int32_t>> pattern_taps_;  // (first, count)
   std::vector<std::int32_t> tap_columns_;      // per listed tap: its kernel column s
   std::vector<std::int32_t> tap_kernel_rows_;  // per listed tap: its kernel row r
@@ -1089,14 +1272,20 @@ class GemmEngine final : public Engine {
 
   std::unique_ptr<PreparedKernel> prepare(const Problem& problem,
                                           const CanonicalWeights& weights) const override {
+    if (const std::int64_t factor = amx_ ? merged_group_factor(problem) : 1; factor > 1) {
+      const Problem merged = merged_problem(problem, factor);  // merged_groups.hpp
+      return with_merged_groups(
+          std::make_unique<GemmKernel>(merged, merged_weights(problem, merged, weights, factor),
+                                       kernels_, amx_),
+          problem, factor);
+    }
     return std::make_unique<GemmKernel>(problem, weights, kernels_, amx_);
   }
   std::unique_ptr<PreparedKernel> unpack(const Problem& problem,
                                          std::span<const std::byte> packed) const override {
     // The file holds the canonical weights: packing is deterministic and fast, so a loaded plan
     // packs again and never trusts a layout from a file.
-    return std::make_unique<GemmKernel>(
-        problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"), kernels_, amx_);
+    return prepare(problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"));
   }
   CpuFeatures required_cpu_features() const override { return required_; }
 

@@ -219,6 +219,12 @@ struct KernelSet {
   GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums, GroupedLanes lanes);
   // The GEMM and grouped tiles take GemmTile::tap_rows (false: the planner never passes it).
   bool tap_row_pointers = false;
+  // Per pixel of an NHWC byte tensor, the sum of its first `channels` bytes (pixels `pixel_bytes`
+  // apart) into out[pixel]. With it the planner adds up a weight zero point's window sums from
+  // these, once per call, instead of each tile summing its windows' bytes again for every panel
+  // (null: the GEMM tiles and AMX blocks sum them, GemmTile::window_sums).
+  void (*sum_pixels)(const std::uint8_t* in, std::int64_t pixels, std::int64_t pixel_bytes,
+                     std::int64_t channels, std::int32_t* out) = nullptr;
 };
 
 }  // namespace qconv::detail::gemm

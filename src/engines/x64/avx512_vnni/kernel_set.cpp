@@ -29,6 +29,7 @@ const gemm::KernelSet& kernel_set() {
       .amx_block = &amx_block,
       .grouped_tile = &grouped_tile_kernel,
       .tap_row_pointers = true,
+      .sum_pixels = &sum_pixels,
   };
   return kernels;
 }

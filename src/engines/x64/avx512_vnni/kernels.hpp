@@ -65,6 +65,10 @@ void amx_block(const AmxBlock& b);
 // im2col with masked loads (gemm_kernels.cpp).
 void gather_windows(const WindowGather& g);
 
+// KernelSet::sum_pixels (pixel_sum_kernels.cpp).
+void sum_pixels(const std::uint8_t* in, std::int64_t pixels, std::int64_t pixel_bytes,
+                std::int64_t channels, std::int32_t* out);
+
 // The output stage in 16 lanes (epilogue_kernels.cpp).
 void correct_tile(const TileOutput& tile);
 EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype);
