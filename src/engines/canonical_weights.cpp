@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include "core/check.hpp"
 #include "engines/engine.hpp"
@@ -68,6 +69,17 @@ CanonicalWeights::CanonicalWeights(const Problem& p, const std::uint8_t* data)
 
 CanonicalWeights::CanonicalWeights(const Problem& p, const ConstTensorView& weights)
     : CanonicalWeights(p, static_cast<const std::uint8_t*>(weights.data())) {
+  find_strides(p);
+}
+
+CanonicalWeights::CanonicalWeights(const Problem& p, std::vector<std::uint8_t> bytes)
+    : CanonicalWeights(p, nullptr) {
+  owned_ = std::move(bytes);
+  data_ = owned_.data();
+  find_strides(p);
+}
+
+void CanonicalWeights::find_strides(const Problem& p) {
   // source_offset is linear in (c, r, s) for a fixed o, and in o within a group: walk it with
   // strides from value (0, 0, 0, 0), which every layout has first. (A step along a dimension of
   // extent 1 is never taken and stays 0.)

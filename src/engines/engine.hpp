@@ -30,6 +30,8 @@ class CanonicalWeights {
   // Reads a weight tensor already checked against the problem (dtype, layout, shape, size), which
   // must outlive this object (not its copies).
   CanonicalWeights(const Problem& problem, const ConstTensorView& weights);
+  // Owns `bytes`: the problem's weights in its weight layout (out_channels * K of them).
+  CanonicalWeights(const Problem& problem, std::vector<std::uint8_t> bytes);
   // From bytes() of weights for the same problem, read from a file: throws FormatError naming
   // `field` when the byte count is not the problem's weight count.
   static CanonicalWeights from_bytes(const Problem& problem, std::span<const std::byte> bytes,
@@ -78,6 +80,7 @@ class CanonicalWeights {
  private:
   CanonicalWeights(const Problem& problem, const std::uint8_t* data);  // sizes; strides all 0
   void own();  // copies the bytes data_ points to into owned_, in the same layout
+  void find_strides(const Problem& problem);  // of the problem's weight layout
   void find_channel_step();
   // Whether each channel's values are one run in (c, tap) order (OIHW, a file's bytes).
   bool in_channel_order() const {

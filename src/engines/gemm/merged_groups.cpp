@@ -102,13 +102,13 @@ CanonicalWeights merged_weights(const Problem& problem, const Problem& merged,
   ohwi.weight_dtype = d.weight_dtype;
   ohwi.weight_layout = Layout::OHWI;
   const Problem layout(ohwi);
-  std::vector<std::byte> bytes(static_cast<std::size_t>(d.out_channels * taps * merged_in));
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(d.out_channels * taps * merged_in));
   for (std::int64_t o = 0; o < d.out_channels; ++o) {
     const std::int64_t first = (o / out) % factor * in;  // its block's first merged channel
-    const auto zero_point = static_cast<std::byte>(problem.weight_zero_point(o));
+    const auto zero_point = static_cast<std::uint8_t>(problem.weight_zero_point(o));
     const std::uint8_t* channel = weights.data() + weights.channel_offset(o);
     for (std::int64_t t = 0; t < taps; ++t) {
-      std::byte* row = bytes.data() + (o * taps + t) * merged_in;
+      std::uint8_t* row = bytes.data() + (o * taps + t) * merged_in;
       std::fill(row, row + merged_in, zero_point);
       const std::uint8_t* from = channel + t * weights.step_tap();
       if (weights.step_c() == 1) {
@@ -116,14 +116,11 @@ CanonicalWeights merged_weights(const Problem& problem, const Problem& merged,
         continue;
       }
       for (std::int64_t c = 0; c < in; ++c) {
-        row[first + c] = static_cast<std::byte>(from[c * weights.step_c()]);
+        row[first + c] = from[c * weights.step_c()];
       }
     }
   }
-  const ConstTensorView view(bytes.data(), bytes.size(), d.weight_dtype, Layout::OHWI,
-                             layout.weight_shape());
-  const CanonicalWeights borrowed(layout, view);
-  return CanonicalWeights(borrowed);  // a copy owns its bytes
+  return CanonicalWeights(layout, std::move(bytes));
 }
 
 std::unique_ptr<PreparedKernel> with_merged_groups(std::unique_ptr<PreparedKernel> merged_kernel,
