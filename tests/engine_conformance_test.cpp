@@ -199,6 +199,9 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
       {64, 96, 6, 40, 3, 1, 1, 1},
       {3, 32, 20, 70, 3, 2, 1, 1},
       {128, 32, 3, 37, 1, 1, 0, 2},
+      // AMX in 32-byte chunks (32 channels; 96 and 160 with few output channels).
+      {32, 64, 5, 40, 3, 1, 1, 1},
+      {32, 80, 3, 50, 1, 1, 0, 2},
       // AMX on channels padded to a multiple of 64 in a copy (96, 144, 160 channels).
       {96, 64, 6, 40, 3, 1, 1, 1},
       {160, 96, 7, 37, 1, 1, 0, 2},
@@ -333,6 +336,7 @@ TEST_P(EngineConformance, GroupedEveryGroupWidth) {
       {3, 4, 4, 3, 1, 5, 13},   {17, 4, 4, 3, 2, 9, 9},  {33, 8, 8, 1, 2, 5, 6},
       {5, 12, 32, 3, 1, 4, 4},  {6, 12, 12, 3, 1, 5, 5}, {4, 2, 2, 3, 1, 6, 6},
       {5, 8, 4, 3, 2, 7, 5},    {64, 4, 4, 1, 1, 3, 11}, {2, 32, 32, 3, 1, 5, 7},
+      {2, 32, 64, 3, 1, 4, 40},
   };
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {
@@ -450,11 +454,11 @@ TEST_P(EngineConformance, NchwOnEveryPath) {
   }
 }
 
-// Groups of 16 and 32 channels run on AMX merged into block-diagonal groups of 64: a file of such
-// a plan holds the grouped problem's weights, and loads into a plan computing the same bits.
+// Groups of 8, 16 and 32 channels run on AMX merged into block-diagonal groups of 64: a file of
+// such a plan holds the grouped problem's weights, and loads into a plan computing the same bits.
 TEST_P(EngineConformance, MergedGroupsRoundTripThroughAFile) {
   Rng rng(23);
-  for (const std::int64_t in_per_group : {16, 32}) {
+  for (const std::int64_t in_per_group : {8, 16, 32}) {
     const RandomCase rc = fixed_case(rng, 8 * in_per_group, 8 * in_per_group, 6, 20, 3, 1, 1, 1, 8);
     const Problem problem(rc.desc);
     std::string failure;

@@ -135,19 +135,24 @@ class GemmKernel final : public PreparedKernel {
     }
     // Bytes a tap reads per row: one pixel's channels, or (im2col) a whole window.
     tap_bytes_ = path_ == Path::im2col ? channels_ * d.kernel_h * d.kernel_w : group_in_;
-    // AMX takes a u8 input, 64 bytes of channels at a time (an im2col row is padded to that). An
+    // AMX takes a u8 input, 64 or 32 bytes of a tap's channels per tile load (amx_chunk), at
+    // about the same cost either way (a 160-channel layer ran faster as 3 chunks of 64 than as 5
+    // of 32). Channels that are a multiple of 32 run in 32-byte chunks where a copy would cost
+    // more than it saves: below 64, or with few output channels (96 -> 24 at 56x56). Otherwise an
     // ungrouped layer of 64 channels or more that are not a multiple of 64 runs on a copy whose
     // pixels are padded with zeros to the next multiple (at most 1.5 times the bytes: 96, 144,
     // 160 channels...), their weights being zero there too.
+    const bool chunks_of_32 = channels_ % 32 == 0 && (channels_ < 64 || d.out_channels <= 128);
     channel_padded_ = amx && kernels.amx_block != nullptr && path_ != Path::im2col &&
                       d.groups == 1 && !depthwise_ && channels_ >= 64 && channels_ % 64 != 0 &&
-                      2 * round_up(channels_, 64) <= 3 * channels_;
+                      !chunks_of_32 && 2 * round_up(channels_, 64) <= 3 * channels_;
     if (channel_padded_) {
       pixel_bytes_ = round_up(channels_, 64);
       tap_bytes_ = pixel_bytes_;
     }
     amx_ = amx && kernels.amx_block != nullptr &&
-           (group_in_ % 64 == 0 || path_ == Path::im2col || channel_padded_);
+           (group_in_ % 64 == 0 || (group_in_ % 32 == 0 && (groups_ > 1 || chunks_of_32)) ||
+            path_ == Path::im2col || channel_padded_);
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
@@ -1041,7 +1046,14 @@ class GemmKernel final : public PreparedKernel {
 
   static constexpr std::int64_t kMaxIm2colBytes = 1024;          // one window, C_in * kh * kw
   static constexpr std::int64_t kIm2colBufferBytes = 32 * 1024;  // at least 32 rows of 1024
-  std::int64_t im2col_stride() const { return round_up(tap_bytes_, amx_ ? 64 : 4); }
+  // An im2col row on AMX: whole chunks, of 32 bytes for a window within 32 (half the gathered
+  // bytes for the same single tile multiply), else of 64 (fewer tile multiplies).
+  std::int64_t im2col_stride() const {
+    if (!amx_) return round_up(tap_bytes_, 4);
+    return tap_bytes_ <= 32 ? 32 : round_up(tap_bytes_, 64);
+  }
+  // The K bytes of an AMX block's tile loads: 64 where a tap's bytes allow, else 32.
+  std::int32_t amx_chunk() const { return tap_stride() % 64 == 0 ? 64 : 32; }
   // Bytes of input a tap reads per row, as the kernels see them (an im2col row: its whole stride,
   // zeros after the window).
   std::int64_t tap_stride() const { return path_ == Path::im2col ? im2col_stride() : tap_bytes_; }
@@ -1064,16 +1076,6 @@ class GemmKernel final : public PreparedKernel {
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
                 int rows, std::int64_t first_pixel, const std::uint8_t* const* tap_rows = nullptr,
                 const std::int32_t* row_window_sums = nullptr) const {
-    if (rows > max_rows_ && pr.vectors != 4 && pr.vectors != 2) {
-      // An AMX block on a panel of 16 or 48 lanes: vpdpbusd tiles instead (AMX takes 32 lanes
-      // at a time).
-      for (int done = 0; done < rows; done += max_rows_) {
-        run_tile(pr, input, origin + done * row_stride, row_stride, nullptr, pattern,
-                 std::min(max_rows_, rows - done), first_pixel + done * column_step_, nullptr,
-                 row_window_sums != nullptr ? row_window_sums + done : nullptr);
-      }
-      return;
-    }
     alignas(64) std::int32_t acc[kMaxAmxRows * kPanelWidth];
     std::int32_t window_sums[kMaxAmxRows];
     const auto p = static_cast<std::size_t>(pr.panel);
@@ -1097,7 +1099,7 @@ class GemmKernel final : public PreparedKernel {
     } else if (rows > max_rows_) {
       kernels_.amx_block({input, origin_in_pixel, row_stride, tap_offsets_.data() + first_tap,
                           tap_steps_.data() + first_tap, taps,
-                          static_cast<std::int32_t>(tap_stride() / 64), rows,
+                          static_cast<std::int32_t>(tap_stride() / amx_chunk()), amx_chunk(), rows,
                           packed_.data() + panel_offsets_[p], zero_point_sums,
                           pr.ctx.input_zero_point, acc, sums, pr.vectors});
     } else if (groups_per_panel_ > 1) {

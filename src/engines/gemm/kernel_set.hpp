@@ -98,8 +98,8 @@ enum class GroupedLanes : std::uint8_t {
 
 // AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 (or 32) output channels,
 // from the same packed panels (16 steps of a panel's 16 lanes x 4 bytes are exactly a 16 x 64-byte
-// B tile, at the stride of a step: 256 bytes, or 128 in a panel of 32 lanes) and rows of an input
-// whose channels are a multiple of 64.
+// B tile, at the stride of a step: 256 bytes, or 128 in a panel of 32 lanes; 8 steps with 32-byte
+// chunks) and rows of an input whose channels are a multiple of 32.
 struct AmxBlock {
   const std::uint8_t* input;
   std::int64_t first_row;   // byte offset of row 0's window origin
@@ -107,14 +107,15 @@ struct AmxBlock {
   const std::int64_t* tap_offsets;
   const std::int64_t* tap_steps;  // per tap: its first K step in a full (64-lane) panel
   std::int32_t taps;
-  std::int32_t chunks;  // channels / 64
-  std::int32_t rows;    // 1 to 32
+  std::int32_t chunks;       // channels / chunk_bytes
+  std::int32_t chunk_bytes;  // K bytes per tile load: 64, or 32 (then B tiles of 8 K steps)
+  std::int32_t rows;         // 1 to 32
   const std::int8_t* weights;
   const std::int32_t* zero_point_sums;  // as GemmTile
   std::int32_t input_zero_point;
   std::int32_t* acc;          // out: [rows][64]
   std::int32_t* window_sums;  // out: per row, or null
-  std::int32_t vectors;       // the panel's: 4 (64 lanes) or 2 (32 lanes)
+  std::int32_t vectors;       // the panel's 16-lane vectors: 1 to 4
 };
 
 // Depthwise (one input channel per output channel): `rows` pixels x up to 64 channels, the sum

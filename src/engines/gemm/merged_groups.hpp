@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Grouped convolution on AMX as a convolution with fewer, wider groups. AMX multiplies 64 input
-// channels at a time; a layer with groups of 16 or 32 channels (ResNeXt's later stages) would
-// leave it three quarters or half idle, or fall to vpdpbusd tiles. Instead 64 / group_in groups
+// channels at a time; a layer with groups of 8, 16 or 32 channels (ResNeXt's) would leave it
+// mostly idle, or fall to vpdpbusd tiles. Instead 64 / group_in groups
 // are merged into one group of 64 input channels whose weights are block-diagonal: each output
 // channel's weights outside its own group's block are its weight zero point, so they add
-// (x − zx)·(zw − zw) = 0 and the merged problem computes exactly the grouped one. Half (or three
-// quarters) of the multiplies are then of such weights, still faster than the alternatives on AMX.
+// (x − zx)·(zw − zw) = 0 and the merged problem computes exactly the grouped one. Most of the
+// multiplies are then of such weights; AMX does them fast enough to be ahead anyway.
 #pragma once
 
 #include <cstdint>

@@ -154,11 +154,33 @@ void gather_windows(const WindowGather& g) {
   }
   const bool short_rows = window_row <= 64 && g.dilation_w == 1 && g.kernel_h <= kMaxKernelRows;
   const __mmask64 row_mask = (~std::uint64_t{0}) >> (64 - (window_row < 64 ? window_row : 64));
+  // A whole window within 64 bytes (a 3x3 first layer): its kernel rows merged into one vector in
+  // registers by masked loads, each filling the lanes its bytes occupy (lanes masked out are not
+  // read), and stored once. Storing each kernel row's 64 bytes where it goes instead makes
+  // overlapping stores that split cache lines, several per window. (With longer windows the
+  // merging's bookkeeping cost more than it saved: a 7x7 first layer.)
+  const bool one_vector = short_rows && used <= 64;
+  __mmask64 row_lanes[kMaxKernelRows];
+  for (std::int64_t r = 0; one_vector && r < g.kernel_h; ++r)
+    row_lanes[r] = row_mask << (r * window_row);
   for (std::int32_t i = 0; i < g.rows; ++i) {
     std::uint8_t* out = g.out + i * g.row_bytes;
     const std::int64_t w0 = (g.x + i) * g.stride_w - g.pad_left;  // column of tap s = 0
     const std::int64_t w_last = w0 + (g.kernel_w - 1) * g.dilation_w;
-    if (short_rows && w0 >= 0 && w_last < g.in_width) {  // the common case: one vector per row
+    if (one_vector && w0 >= 0 && w_last < g.in_width) {
+      __m512i v = _mm512_setzero_si512();  // the bytes past the window stay 0
+      for (std::int64_t r = 0; r < g.kernel_h; ++r) {
+        // Lane l reads the kernel row's byte l − r·window_row: the address lies below the row
+        // by that much, and the lanes below it are masked out.
+        const auto at = reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(lines[r]) +
+                                                      w0 * g.channels - r * window_row);
+        v = lines[r] != nullptr ? _mm512_mask_loadu_epi8(v, row_lanes[r], at)
+                                : _mm512_mask_mov_epi8(v, row_lanes[r], fill);
+      }
+      _mm512_storeu_si512(out, v);
+      continue;
+    }
+    if (short_rows && w0 >= 0 && w_last < g.in_width) {  // one vector per kernel row
       for (std::int64_t r = 0; r < g.kernel_h; ++r) {
         const __m512i v = lines[r] != nullptr
                               ? _mm512_maskz_loadu_epi8(row_mask, lines[r] + w0 * g.channels)
