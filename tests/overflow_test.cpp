@@ -288,6 +288,63 @@ TEST(OverflowBound, TheBoundTakesTheWorstChannel) {
                                    {"K = " + std::to_string(k + 1)}));
 }
 
+// The bound sums the weights wherever they lie: the same random weights given in every layout
+// (packing sums them on its way, reading each layout in its own order) name the same
+// max Σ|w − zw| in the refusal, for s8 and u8 weights with zero points per channel.
+TEST(OverflowBound, EveryWeightLayoutGivesTheSameSums) {
+  std::mt19937_64 rng(11);
+  const Reduction r{12500, 4, 4};  // K = 200000: random |w − zw| sums past 2^31 / 255
+  const std::int64_t taps = r.kernel_h * r.kernel_w;
+  struct Case {
+    OpKind op;
+    Layout layout;
+  };
+  for (DType dtype : {DType::s8, DType::u8}) {
+    for (const Case& c :
+         {Case{OpKind::conv2d, Layout::OHWI}, Case{OpKind::conv2d, Layout::OIHW},
+          Case{OpKind::conv2d, Layout::HWIO}, Case{OpKind::conv2d_transpose, Layout::IOHW}}) {
+      SCOPED_TRACE(std::string(to_string(dtype)) + " " + std::string(to_string(c.layout)));
+      ProblemDesc d = one_output_problem(c.op, r, 1, 3);
+      d.input_dtype = DType::u8;  // zx = 0: max|x − zx| = 255
+      d.weight_dtype = dtype;
+      d.weight_layout = c.layout;
+      d.weight_zero_point = dtype == DType::s8 ? std::vector<std::int32_t>{3, -5, 0}
+                                               : std::vector<std::int32_t>{128, 100, 200};
+      const std::int64_t in = r.channels_per_group, out = d.out_channels;
+      std::vector<std::int8_t> weights(static_cast<std::size_t>(out * in * taps));
+      std::int64_t largest = 0;
+      for (std::int64_t o = 0; o < out; ++o) {
+        std::int64_t sum = 0;
+        for (std::int64_t i = 0; i < in; ++i) {
+          for (std::int64_t t = 0; t < taps; ++t) {
+            const auto byte = static_cast<std::int8_t>(rng());
+            const std::int32_t w = dtype == DType::s8 ? byte : static_cast<std::uint8_t>(byte);
+            sum += std::abs(w - d.weight_zero_point[static_cast<std::size_t>(o)]);
+            std::int64_t at = 0;
+            switch (c.layout) {
+              case Layout::OHWI: at = (o * taps + t) * in + i; break;
+              case Layout::OIHW: at = (o * in + i) * taps + t; break;
+              case Layout::HWIO: at = (t * in + i) * out + o; break;
+              default: at = (i * out + o) * taps + t; break;  // IOHW
+            }
+            weights[static_cast<std::size_t>(at)] = byte;
+          }
+        }
+        largest = std::max(largest, sum);
+      }
+      ASSERT_GT(255 * largest, kLimit);
+      const Problem problem(d);
+      const ConstTensorView view(weights.data(), weights.size(), dtype, c.layout,
+                                 problem.weight_shape());
+      for (const char* engine : {"auto", "reference"}) {
+        EXPECT_TRUE(throws<OverflowRisk>([&] { Plan::prepare(problem, view, {engine}); },
+                                         {"sum|w - zw| = " + std::to_string(largest)}))
+            << engine;
+      }
+    }
+  }
+}
+
 // A plan prepared with zx = 128 (max|x − zx| = 128) at the largest safe K: a per-call zero point
 // that keeps max|x − zx| at 128 runs exactly; one that raises it is refused at execution, naming
 // K and the zero point, with the output untouched — unless wrap-around was asked for.

@@ -119,8 +119,9 @@ void check_bias(const Problem& p, BiasView bias) {
 
 Plan::Impl::Impl(Problem problem_, const detail::Engine& engine_, std::string reason_,
                  std::unique_ptr<detail::PreparedKernel> kernel_,
-                 const detail::CanonicalWeights& weights)
+                 const detail::CanonicalWeights& weights, std::vector<std::int64_t> sums)
     : problem(std::move(problem_)),
+      abs_weight_sums(std::move(sums)),
       engine(&engine_),
       reason(std::move(reason_)),
       kernel(std::move(kernel_)),
@@ -128,12 +129,14 @@ Plan::Impl::Impl(Problem problem_, const detail::Engine& engine_, std::string re
       output_shape_batch1(problem.output_shape(1)),
       no_bias_stage(problem.desc(), BiasView{}) {
   const auto& d = problem.desc();
-  abs_weight_sums.resize(static_cast<std::size_t>(d.out_channels));
-  for (std::int64_t o = 0; o < d.out_channels; ++o) {
-    std::int64_t sum = 0;
-    const std::int32_t zero_point = problem.weight_zero_point(o);
-    for (std::int16_t w : weights.channel(o)) sum += std::abs(w - zero_point);
-    abs_weight_sums[static_cast<std::size_t>(o)] = sum;
+  if (abs_weight_sums.empty()) {
+    abs_weight_sums.resize(static_cast<std::size_t>(d.out_channels));
+    for (std::int64_t o = 0; o < d.out_channels; ++o) {
+      abs_weight_sums[static_cast<std::size_t>(o)] =
+          weights.abs_difference_sum(o, problem.weight_zero_point(o));
+    }
+  }
+  for (const std::int64_t sum : abs_weight_sums) {
     max_abs_weight_sum = std::max(max_abs_weight_sum, sum);
   }
   check_accumulator_bound(problem, max_abs_weight_sum, d.input_zero_point);
@@ -185,10 +188,12 @@ Plan detail::prepare_plan(const Problem& problem, const CanonicalWeights& weight
     require(!refusals.empty(), "engine", wanted, "unknown engine (\"auto\"" + known + ")");
     fail("engine", wanted, "cannot run this problem: " + refusals);
   }
-  // The bound is checked before packing, which may be the slow part of preparation.
-  auto impl = std::make_shared<Plan::Impl>(problem, *chosen, std::move(reason), nullptr, weights);
-  impl->kernel = chosen->prepare(problem, weights);
-  Plan plan(std::move(impl));
+  // The bound is checked once the weights are packed: packing reads every weight anyway, and the
+  // GEMM engines sum |w − zw| on the way (one pass over the weights, not two).
+  std::unique_ptr<PreparedKernel> kernel = chosen->prepare(problem, weights);
+  std::vector<std::int64_t> abs_weight_sums = kernel->take_abs_weight_sums();
+  Plan plan(std::make_shared<Plan::Impl>(problem, *chosen, std::move(reason), std::move(kernel),
+                                         weights, std::move(abs_weight_sums)));
   report_prepared(
       plan, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
                 .count());

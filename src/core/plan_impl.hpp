@@ -16,10 +16,12 @@ namespace qconv {
 
 struct Plan::Impl {
   // Derives everything below the kernel from the problem and the weight values, so that a plan
-  // loaded from a file carries exactly what a freshly prepared one does. Throws OverflowRisk when
-  // the weights break the accumulator bound for the prepared input zero point.
+  // loaded from a file carries exactly what a freshly prepared one does (abs_weight_sums: as the
+  // kernel's packing summed them, or empty: summed here). Throws OverflowRisk when the weights
+  // break the accumulator bound for the prepared input zero point.
   Impl(Problem problem, const detail::Engine& engine, std::string reason,
-       std::unique_ptr<detail::PreparedKernel> kernel, const detail::CanonicalWeights& weights);
+       std::unique_ptr<detail::PreparedKernel> kernel, const detail::CanonicalWeights& weights,
+       std::vector<std::int64_t> abs_weight_sums = {});
 
   Problem problem;
   // Σ_k |w[o,k] − zw[o]| per output channel: the accumulator bound is max|x − zx| times this.

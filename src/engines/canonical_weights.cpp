@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
 #include "core/check.hpp"
 #include "engines/engine.hpp"
 #include "qconv/error.hpp"
@@ -33,41 +37,100 @@ std::int64_t source_offset(const Problem& p, std::int64_t o, std::int64_t c, std
   }
 }
 
+// Σ |u − reference| over n bytes u = values[i] xor bias: as unsigned bytes, a loop compilers
+// turn into psadbw (x86-64) or uabal (AArch64). s8 values and zero point take a bias of 128.
+// Out of line: inlined into its caller, GCC 12 no longer finds the psadbw form.
+[[gnu::noinline]] std::int64_t abs_difference_run(const std::uint8_t* values, std::int64_t n,
+                                                  std::uint8_t bias, std::uint8_t reference) {
+  std::int64_t total = 0;
+  constexpr std::int64_t kChunk = std::int64_t{1} << 20;  // 255 · 2^20 fits an int
+  for (std::int64_t begin = 0; begin < n; begin += kChunk) {
+    const std::int64_t end = std::min(n, begin + kChunk);
+    int sum = 0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      sum += std::abs(static_cast<std::uint8_t>(values[i] ^ bias) - reference);
+    }
+    total += sum;
+  }
+  return total;
+}
+
 }  // namespace
 
-CanonicalWeights::CanonicalWeights(const Problem& p)
-    : values_(static_cast<std::size_t>(p.desc().out_channels * p.reduction_size())),
+CanonicalWeights::CanonicalWeights(const Problem& p, const std::uint8_t* data)
+    : data_(data),
       dtype_(p.desc().weight_dtype),
+      count_(p.desc().out_channels * p.reduction_size()),
+      groups_(p.desc().groups),
       in_per_group_(p.in_channels_per_group()),
+      out_per_group_(p.out_channels_per_group()),
       kernel_h_(p.desc().kernel_h),
       kernel_w_(p.desc().kernel_w) {}
 
 CanonicalWeights::CanonicalWeights(const Problem& p, const ConstTensorView& weights)
-    : CanonicalWeights(p) {
-  const std::int64_t out = p.desc().out_channels;
-  // source_offset is linear in (c, r, s) for a fixed o: walk it with strides.
-  const std::int64_t base0 = source_offset(p, 0, 0, 0, 0);
-  const std::int64_t step_c = in_per_group_ > 1 ? source_offset(p, 0, 1, 0, 0) - base0 : 0;
-  const std::int64_t step_r = kernel_h_ > 1 ? source_offset(p, 0, 0, 1, 0) - base0 : 0;
-  const std::int64_t step_s = kernel_w_ > 1 ? source_offset(p, 0, 0, 0, 1) - base0 : 0;
-  const auto copy = [&](const auto* source) {
-    std::int16_t* v = values_.data();
-    for (std::int64_t o = 0; o < out; ++o) {
-      const std::int64_t base = source_offset(p, o, 0, 0, 0);
-      for (std::int64_t c = 0; c < in_per_group_; ++c) {
-        for (std::int64_t r = 0; r < kernel_h_; ++r) {
-          const auto* row = source + base + c * step_c + r * step_r;
-          for (std::int64_t s = 0; s < kernel_w_; ++s)
-            *v++ = static_cast<std::int16_t>(row[s * step_s]);
-        }
-      }
-    }
-  };
-  if (dtype_ == DType::u8) {
-    copy(weights.as<std::uint8_t>());
-  } else {
-    copy(weights.as<std::int8_t>());
+    : CanonicalWeights(p, static_cast<const std::uint8_t*>(weights.data())) {
+  find_strides(p);
+}
+
+CanonicalWeights::CanonicalWeights(const Problem& p, std::vector<std::uint8_t> bytes)
+    : CanonicalWeights(p, nullptr) {
+  owned_ = std::move(bytes);
+  data_ = owned_.data();
+  find_strides(p);
+}
+
+void CanonicalWeights::find_strides(const Problem& p) {
+  // source_offset is linear in (c, r, s) for a fixed o, and in o within a group: walk it with
+  // strides from value (0, 0, 0, 0), which every layout has first. (A step along a dimension of
+  // extent 1 is never taken and stays 0.)
+  if (out_per_group_ > 1) step_o_ = source_offset(p, 1, 0, 0, 0);
+  if (groups_ > 1) step_group_ = source_offset(p, out_per_group_, 0, 0, 0);
+  if (in_per_group_ > 1) step_c_ = source_offset(p, 0, 1, 0, 0);
+  // tap = r * kw + s: every layout keeps a kernel row's columns one step apart, rows kw steps.
+  if (kernel_w_ > 1) {
+    step_tap_ = source_offset(p, 0, 0, 0, 1);
+  } else if (kernel_h_ > 1) {
+    step_tap_ = source_offset(p, 0, 0, 1, 0);
   }
+  find_channel_step();
+}
+
+void CanonicalWeights::find_channel_step() {
+  if (out_per_group_ == 1) {
+    step_channel_ = step_group_;
+  } else if (groups_ == 1 || step_group_ == out_per_group_ * step_o_) {
+    step_channel_ = step_o_;
+  } else {
+    step_channel_ = -1;
+  }
+}
+
+CanonicalWeights::CanonicalWeights(const CanonicalWeights& other) { *this = other; }
+
+CanonicalWeights& CanonicalWeights::operator=(const CanonicalWeights& other) {
+  if (this == &other) return *this;
+  data_ = other.data_;
+  owned_.clear();
+  dtype_ = other.dtype_;
+  count_ = other.count_;
+  groups_ = other.groups_;
+  in_per_group_ = other.in_per_group_;
+  out_per_group_ = other.out_per_group_;
+  kernel_h_ = other.kernel_h_;
+  kernel_w_ = other.kernel_w_;
+  step_group_ = other.step_group_;
+  step_o_ = other.step_o_;
+  step_c_ = other.step_c_;
+  step_tap_ = other.step_tap_;
+  step_channel_ = other.step_channel_;
+  own();
+  return *this;
+}
+
+void CanonicalWeights::own() {
+  // Every layout is dense: the tensor is the count_ bytes from data_.
+  owned_.assign(data_, data_ + count_);
+  data_ = owned_.data();
 }
 
 CanonicalWeights CanonicalWeights::from_bytes(const Problem& p, std::span<const std::byte> bytes,
@@ -80,21 +143,56 @@ CanonicalWeights CanonicalWeights::from_bytes(const Problem& p, std::span<const 
                           " weights (out_channels * in_channels/groups * kernel_h * kernel_w), "
                           "one byte each");
   }
-  CanonicalWeights weights(p);
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const auto byte = static_cast<std::uint8_t>(bytes[i]);
-    weights.values_[i] = weights.dtype_ == DType::u8 ? std::int16_t{byte}
-                                                     : std::int16_t{static_cast<std::int8_t>(byte)};
-  }
+  CanonicalWeights weights(p, reinterpret_cast<const std::uint8_t*>(bytes.data()));
+  const std::int64_t taps = weights.kernel_h_ * weights.kernel_w_;
+  weights.step_tap_ = 1;
+  weights.step_c_ = taps;
+  weights.step_o_ = weights.in_per_group_ * taps;
+  weights.step_group_ = weights.out_per_group_ * weights.step_o_;
+  weights.find_channel_step();
+  weights.own();
   return weights;
 }
 
 std::vector<std::byte> CanonicalWeights::bytes() const {
-  std::vector<std::byte> out(values_.size());
-  for (std::size_t i = 0; i < values_.size(); ++i) {
-    out[i] = static_cast<std::byte>(static_cast<std::uint8_t>(values_[i]));
+  const std::int64_t taps = kernel_h_ * kernel_w_;
+  const std::int64_t channel_values = in_per_group_ * taps;
+  if (in_channel_order() &&
+      (step_channel_ == channel_values ||
+       count_ ==
+           channel_values)) {  // OIHW, a file's bytes, and OHWI with one input channel per group
+    const auto* begin = reinterpret_cast<const std::byte*>(data_);
+    return std::vector<std::byte>(begin, begin + count_);
+  }
+  std::vector<std::byte> out(static_cast<std::size_t>(count_));
+  std::size_t i = 0;
+  for (std::int64_t o = 0; o < count_ / (in_per_group_ * taps); ++o) {
+    const std::uint8_t* channel = data_ + channel_offset(o);
+    for (std::int64_t c = 0; c < in_per_group_; ++c) {
+      for (std::int64_t tap = 0; tap < taps; ++tap) {
+        out[i++] = static_cast<std::byte>(channel[c * step_c_ + tap * step_tap_]);
+      }
+    }
   }
   return out;
+}
+
+std::int64_t CanonicalWeights::abs_difference_sum(std::int64_t o, std::int32_t zero_point) const {
+  const std::int64_t taps = kernel_h_ * kernel_w_;
+  const std::uint8_t* channel = data_ + channel_offset(o);
+  const bool one_run = in_tap_order() || in_channel_order();
+  const std::int32_t bias = dtype_ == DType::u8 ? 0 : 128;
+  if (one_run && zero_point + bias >= 0 && zero_point + bias <= 255) {
+    return abs_difference_run(channel, in_per_group_ * taps, static_cast<std::uint8_t>(bias),
+                              static_cast<std::uint8_t>(zero_point + bias));
+  }
+  std::int64_t total = 0;
+  for (std::int64_t c = 0; c < in_per_group_; ++c) {
+    for (std::int64_t tap = 0; tap < taps; ++tap) {
+      total += std::abs(widen(channel[c * step_c_ + tap * step_tap_]) - zero_point);
+    }
+  }
+  return total;
 }
 
 }  // namespace qconv::detail

@@ -38,6 +38,7 @@
 #include "engines/gemm/axis_taps.hpp"
 #include "engines/gemm/kernel_set.hpp"
 #include "engines/gemm/merged_groups.hpp"
+#include "engines/gemm/panel_packing.hpp"
 #include "engines/gemm/stage_view.hpp"
 #include "output/rounding.hpp"
 
@@ -202,7 +203,7 @@ class GemmKernel final : public PreparedKernel {
     }
     pack(problem, weights);
     if (kernels.widen_weights != nullptr && !depthwise_) {  // the kernel set's own wider form
-      widened_.assign(packed_.size() * static_cast<std::size_t>(kernels.weight_widening), 0);
+      widened_.resize(packed_.size() * static_cast<std::size_t>(kernels.weight_widening));
       kernels.widen_weights(packed_.data(), static_cast<std::int64_t>(packed_.size()),
                             widened_.data());
       packed_ = {};
@@ -221,6 +222,8 @@ class GemmKernel final : public PreparedKernel {
     depthwise_weights_ = {};
     epilogue_ = kernels.epilogue(d.scheme.kind, d.output_dtype);
   }
+
+  std::vector<std::int64_t> take_abs_weight_sums() override { return std::move(abs_weight_sums_); }
 
   // The file holds the canonical weights (unpack() packs them again).
   std::vector<std::byte> packed() const override { return canonical_bytes(); }
@@ -455,10 +458,11 @@ class GemmKernel final : public PreparedKernel {
     }
     for (std::int64_t o = 0; o < out_channels_; ++o) {
       const std::int32_t zw = problem.weight_zero_point(o);
-      const std::int16_t* values = weights.channel(o).data();
+      const std::uint8_t* channel = weights.data() + weights.channel_offset(o);
       for (std::int64_t t = 0; t < taps; ++t) {
         depthwise_weights_[static_cast<std::size_t>(((o / kPanelWidth) * taps + t) * kPanelWidth +
-                                                    o % kPanelWidth)] = values[source_tap(t)] - zw;
+                                                    o % kPanelWidth)] =
+            weights.widen(channel[source_tap(t) * weights.step_tap()]) - zw;
       }
     }
     depthwise_canonical_ = weights.bytes();
@@ -531,50 +535,100 @@ class GemmKernel final : public PreparedKernel {
                                                       : g * group_out_ + q * kPanelWidth);
       total += taps_ * steps_ * vectors * 64;
     }
-    packed_.assign(static_cast<std::size_t>(total), 0);
-    // Reads each channel's canonical (c, r, s) values in order; writes each to its panel lane.
-    std::vector<std::int32_t> sums(static_cast<std::size_t>(taps_));
+    packed_.resize(static_cast<std::size_t>(total));  // every byte written by pack_panels
+    pack_panels(weights, u8_weights ? 0x80 : 0);      // w' = w − 128: the top bit flipped
+  }
+
+  // The panels, 16 lanes (one 64-byte line per K step) at a time, and Σ(w' − zw') per tap and
+  // channel from the same rows. A channel's values are read in (tap, c) order: in place where the
+  // tensor holds them so (OHWI: the input channels of a tap contiguous), otherwise from a copy.
+  void pack_panels(const CanonicalWeights& weights, std::uint8_t flip) {
+    const auto& d = problem_.desc();
+    const std::int64_t kernel_taps = d.kernel_h * d.kernel_w;
+    const bool im2col = path_ == Path::im2col;
+    const std::int64_t taps = im2col ? 1 : kernel_taps;                     // packed taps
+    const std::int64_t run = im2col ? kernel_taps * channels_ : group_in_;  // values per tap
+    const std::int64_t channel_values = kernel_taps * group_in_;
+    const bool in_place = weights.in_tap_order();
+    std::vector<std::uint8_t> copies(in_place ? 0 : kLaneBlock * channel_values);
+    const std::vector<std::uint8_t> unused(static_cast<std::size_t>(run), flip);  // packs to 0
+    // Each slot's channel values (null: an unused slot, packed as zeros).
+    std::vector<const std::uint8_t*> slot_values(static_cast<std::size_t>(padded_channels_));
     for (std::int64_t o = 0; o < out_channels_; ++o) {
-      const std::int64_t p = panel_of(o);
-      const std::int64_t lanes = std::int64_t{panel_vectors_[static_cast<std::size_t>(p)]} * 16;
-      const std::int64_t stride = lanes * 4;  // bytes from one K step to the next
-      std::int8_t* panel =
-          packed_.data() + panel_offsets_[static_cast<std::size_t>(p)] + lane_of(o) * 4;
-      const std::int32_t zw = zero_points_[static_cast<std::size_t>(slot_of(o))];
-      std::fill(sums.begin(), sums.end(), 0);
-      const std::int16_t* values = weights.channel(o).data();
-      const std::int64_t kernel_taps = d.kernel_h * d.kernel_w;
-      // Canonical order is (c, r, s): value (c, tap) sits at c * kernel_taps + tap. Four
-      // consecutive bytes of a step go out as one 32-bit store.
-      std::int32_t sum = 0;  // Σ(w' − zw') of the tap being packed
-      const auto at = [&](std::int64_t c, std::int64_t tap) -> std::uint32_t {
-        if (c >= group_in_) return 0;
-        const std::int32_t w = values[c * kernel_taps + source_tap(tap)] - shift;
-        sum += w - zw;
-        return static_cast<std::uint8_t>(w);
-      };
-      for (std::int64_t tap = 0; tap < kernel_taps; ++tap) {
-        sum = 0;
-        if (path_ == Path::im2col) {  // one tap of (r, s, c) bytes: byte k = tap * C + c
-          for (std::int64_t c = 0; c < channels_; ++c) {
-            const std::int64_t k = tap * channels_ + c;
-            panel[(k / 4) * stride + k % 4] = static_cast<std::int8_t>(at(c, tap));
-          }
-          sums[0] += sum;
+      slot_values[static_cast<std::size_t>(slot_of(o))] =
+          weights.data() + weights.channel_offset(o);
+    }
+    // Per tap and slot Σ of the packed bytes, per slot Σ|w' − zw'|, from the packer.
+    std::vector<std::uint32_t> sums(static_cast<std::size_t>(taps * padded_channels_));
+    std::vector<std::int64_t> abs_sums(static_cast<std::size_t>(padded_channels_));
+    for (std::int64_t first = 0; first < padded_channels_; first += kLaneBlock) {
+      const auto p = static_cast<std::size_t>(first / kPanelWidth);
+      const std::int64_t stride = std::int64_t{panel_vectors_[p]} * 64;  // K step to K step
+      const std::int64_t lane = first % kPanelWidth;
+      if (lane * 4 >= stride) continue;  // past a narrow panel's lanes
+      const std::uint8_t* values[kLaneBlock];
+      std::copy_n(slot_values.begin() + first, kLaneBlock, values);
+      if (!in_place) copy_in_tap_order(weights, values, copies.data());
+      std::int8_t* panel = packed_.data() + panel_offsets_[p] + lane * 4;
+      for (std::int64_t t = 0; t < taps; ++t) {
+        const std::int64_t source = im2col ? 0 : source_tap(t) * group_in_;
+        const std::uint8_t* rows[kLaneBlock];
+        for (int l = 0; l < kLaneBlock; ++l) {
+          rows[l] = values[l] == nullptr ? unused.data() : values[l] + source;
+        }
+        pack_lane_block(rows, run, steps_, flip, panel + t * steps_ * stride, stride,
+                        {zero_points_.data() + first, sums.data() + t * padded_channels_ + first,
+                         abs_sums.data() + first});
+      }
+    }
+    for (std::int64_t o = 0; o < out_channels_; ++o) {
+      abs_weight_sums_.push_back(abs_sums[static_cast<std::size_t>(slot_of(o))]);
+    }
+    for (std::int64_t t = 0; t < taps; ++t) {
+      for (std::int64_t slot = 0; slot < padded_channels_; ++slot) {
+        const auto i = static_cast<std::size_t>(t * padded_channels_ + slot);
+        const auto zw = static_cast<std::uint32_t>(zero_points_[static_cast<std::size_t>(slot)]);
+        tap_sums_[i] = static_cast<std::int32_t>(sums[i] - static_cast<std::uint32_t>(run) * zw);
+      }
+    }
+  }
+
+  // A lane block's channels from a layout other than OHWI into `out` in (tap, c) order, 16 lanes
+  // of one group's consecutive channels in one go where the tensor keeps their values of an input
+  // channel together (IOHW: the channels' taps; HWIO: the channels of a tap), otherwise channel
+  // by channel; values[] then points into `out`.
+  void copy_in_tap_order(const CanonicalWeights& weights, const std::uint8_t** values,
+                         std::uint8_t* out) const {
+    const std::int64_t taps = problem_.desc().kernel_h * problem_.desc().kernel_w;
+    const std::int64_t channel_values = taps * group_in_;
+    const std::int64_t step_c = weights.step_c(), step_tap = weights.step_tap();
+    bool consecutive = values[0] != nullptr && values[1] != nullptr;
+    const std::ptrdiff_t lane_step = consecutive ? values[1] - values[0] : 0;
+    for (int l = 2; l < kLaneBlock && consecutive; ++l) {
+      consecutive = values[l] != nullptr && values[l] - values[0] == l * lane_step;
+    }
+    if (consecutive && lane_step == taps && (step_tap == 1 || taps == 1)) {  // IOHW
+      transpose_bytes(values[0], step_c, group_in_, kLaneBlock * taps, out, group_in_);
+    } else if (consecutive && lane_step == 1) {  // HWIO
+      for (std::int64_t t = 0; t < taps; ++t) {
+        transpose_bytes(values[0] + t * step_tap, step_c, group_in_, kLaneBlock,
+                        out + t * group_in_, channel_values);
+      }
+    } else {
+      for (int l = 0; l < kLaneBlock; ++l) {
+        if (values[l] == nullptr) continue;
+        std::uint8_t* to = out + l * channel_values;
+        if (step_tap == 1 || taps == 1) {  // OIHW: a channel's taps together
+          transpose_bytes(values[l], step_c, group_in_, taps, to, group_in_);
           continue;
         }
-        std::int8_t* block = panel + tap * steps_ * lanes * 4;
-        for (std::int64_t c = 0; c < group_in_; c += 4) {
-          const std::uint32_t word =
-              at(c, tap) | at(c + 1, tap) << 8 | at(c + 2, tap) << 16 | at(c + 3, tap) << 24;
-          std::memcpy(block + (c / 4) * stride, &word, 4);
+        for (std::int64_t t = 0; t < taps; ++t) {
+          transpose_bytes(values[l] + t * step_tap, step_c, group_in_, 1, to + t * group_in_, 0);
         }
-        sums[static_cast<std::size_t>(tap)] = sum;
       }
-      for (std::int64_t t = 0; t < taps_; ++t) {
-        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + slot_of(o))] =
-            sums[static_cast<std::size_t>(t)];
-      }
+    }
+    for (int l = 0; l < kLaneBlock; ++l) {
+      if (values[l] != nullptr) values[l] = out + l * channel_values;
     }
   }
 
@@ -1149,12 +1203,14 @@ class GemmKernel final : public PreparedKernel {
   AlignedVector<std::int32_t> lane_dwords_ = AlignedVector<std::int32_t>(kPanelWidth, 0);
   std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
   std::vector<std::int64_t> panel_channels_;  // each panel's first output channel
-  AlignedVector<std::int8_t> packed_;
-  AlignedVector<std::int8_t> widened_;  // or the kernel set's wider form of it (packed_ freed)
+  UninitializedAlignedVector<std::int8_t> packed_;
+  // Or the kernel set's wider form of it (packed_ freed), every byte written by widen_weights.
+  UninitializedAlignedVector<std::int8_t> widened_;
   std::vector<std::int64_t> panel_offsets_;
   std::vector<int> panel_vectors_;
   AlignedVector<std::int32_t> zero_points_;  // zw' per channel
   std::vector<std::int32_t> tap_sums_;  // Σ_c (w' − zw') per tap and channel (preparation only)
+  std::vector<std::int64_t> abs_weight_sums_;  // per output channel, until the plan takes them
   // Padding patterns: (row kind, column kind) → taps and Σ(w' − zw') over them.
   std::int64_t patterns_ = 0, column_kinds_ = 1;
   std::vector<std::int32_t> row_pattern_;                   // per output row

@@ -200,7 +200,8 @@ struct KernelSet {
   // A kernel set whose GEMM tiles take the panels in a wider form of their own (the avx2 set: each
   // 32 bytes of 8 lanes x 4 s8 as 64 bytes of s16 pairs) gives `weight_widening` (its bytes per
   // packed byte) and both ways of the transform, chunk by chunk over the whole packed array; the
-  // tiles then get that form and GemmTile::tap_steps count steps of the wider bytes.
+  // tiles then get that form and GemmTile::tap_steps count steps of the wider bytes. widen_weights
+  // writes every byte of its output (the planner does not clear it first).
   int weight_widening = 1;  // 1 (the common form) or 2
   void (*widen_weights)(const std::int8_t* packed, std::int64_t bytes, std::int8_t* out) = nullptr;
   void (*narrow_weights)(const std::int8_t* widened, std::int64_t packed_bytes,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engines/gemm/merged_groups.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +40,11 @@ class MergedGroupsKernel final : public PreparedKernel {
       : merged_(std::move(merged)), problem_(problem), factor_(factor) {}
 
   void run(const RunContext& context) const override { merged_->run(context); }
+  // The merged weights outside each channel's block are its zero point: they add |zw − zw| = 0,
+  // so the merged kernel's sums are the grouped problem's.
+  std::vector<std::int64_t> take_abs_weight_sums() override {
+    return merged_->take_abs_weight_sums();
+  }
   std::vector<std::byte> packed() const override {
     return grouped_bytes(problem_, merged_->canonical_weights(), factor_);
   }
@@ -83,23 +90,38 @@ CanonicalWeights merged_weights(const Problem& problem, const Problem& merged,
                                 const CanonicalWeights& weights, std::int64_t factor) {
   const auto& d = problem.desc();
   const std::int64_t in = problem.in_channels_per_group(), out = d.out_channels / d.groups;
-  const std::int64_t merged_in = merged.in_channels_per_group();
-  std::vector<std::byte> bytes;
-  bytes.reserve(static_cast<std::size_t>(d.out_channels * merged_in * d.kernel_h * d.kernel_w));
+  const std::int64_t merged_in = merged.in_channels_per_group(), taps = d.kernel_h * d.kernel_w;
+  // Built in OHWI order, (o, tap, c), the order the GEMM panels read in place: per tap a row of
+  // merged_in bytes, the zero point but for the channel's own block. (The layout is described by
+  // a plain convolution of the merged weights' dimensions: only the weight strides are read.)
+  ProblemDesc ohwi;
+  ohwi.in_channels = merged.desc().in_channels;
+  ohwi.out_channels = d.out_channels;
+  ohwi.groups = merged.desc().groups;
+  ohwi.kernel_h = ohwi.in_height = d.kernel_h;
+  ohwi.kernel_w = ohwi.in_width = d.kernel_w;
+  ohwi.weight_dtype = d.weight_dtype;
+  ohwi.weight_layout = Layout::OHWI;
+  const Problem layout(ohwi);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(d.out_channels * taps * merged_in));
   for (std::int64_t o = 0; o < d.out_channels; ++o) {
-    const std::int64_t first = (o / out) % factor * in;
-    const auto zero_point = static_cast<std::byte>(problem.weight_zero_point(o));
-    for (std::int64_t c = 0; c < merged_in; ++c) {
-      const bool own = c >= first && c < first + in;
-      for (std::int64_t r = 0; r < d.kernel_h; ++r) {
-        for (std::int64_t s = 0; s < d.kernel_w; ++s) {
-          bytes.push_back(own ? static_cast<std::byte>(weights.value(o, c - first, r, s))
-                              : zero_point);
-        }
+    const std::int64_t first = (o / out) % factor * in;  // its block's first merged channel
+    const auto zero_point = static_cast<std::uint8_t>(problem.weight_zero_point(o));
+    const std::uint8_t* channel = weights.data() + weights.channel_offset(o);
+    for (std::int64_t t = 0; t < taps; ++t) {
+      std::uint8_t* row = bytes.data() + (o * taps + t) * merged_in;
+      std::fill(row, row + merged_in, zero_point);
+      const std::uint8_t* from = channel + t * weights.step_tap();
+      if (weights.step_c() == 1) {
+        std::memcpy(row + first, from, static_cast<std::size_t>(in));
+        continue;
+      }
+      for (std::int64_t c = 0; c < in; ++c) {
+        row[first + c] = from[c * weights.step_c()];
       }
     }
   }
-  return CanonicalWeights::from_bytes(merged, bytes, "weights");
+  return CanonicalWeights(layout, std::move(bytes));
 }
 
 std::unique_ptr<PreparedKernel> with_merged_groups(std::unique_ptr<PreparedKernel> merged_kernel,
