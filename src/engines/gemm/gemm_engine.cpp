@@ -143,14 +143,16 @@ class GemmKernel final : public PreparedKernel {
     // pixels are padded with zeros to the next multiple (at most 1.5 times the bytes: 96, 144,
     // 160 channels...), their weights being zero there too.
     const bool chunks_of_32 = channels_ % 32 == 0 && (channels_ < 64 || d.out_channels <= 128);
-    channel_padded_ = amx && kernels.amx_block != nullptr && path_ != Path::im2col &&
-                      d.groups == 1 && !depthwise_ && channels_ >= 64 && channels_ % 64 != 0 &&
-                      !chunks_of_32 && 2 * round_up(channels_, 64) <= 3 * channels_;
+    // AMX blocks take a weight zero point's window sums from sum_pixels (kernel_set.hpp).
+    const bool amx_kernels = amx && kernels.amx_block != nullptr && kernels.sum_pixels != nullptr;
+    channel_padded_ = amx_kernels && path_ != Path::im2col && d.groups == 1 && !depthwise_ &&
+                      channels_ >= 64 && channels_ % 64 != 0 && !chunks_of_32 &&
+                      2 * round_up(channels_, 64) <= 3 * channels_;
     if (channel_padded_) {
       pixel_bytes_ = round_up(channels_, 64);
       tap_bytes_ = pixel_bytes_;
     }
-    amx_ = amx && kernels.amx_block != nullptr &&
+    amx_ = amx_kernels &&
            (group_in_ % 64 == 0 || (group_in_ % 32 == 0 && (groups_ > 1 || chunks_of_32)) ||
             path_ == Path::im2col || channel_padded_);
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
@@ -1101,7 +1103,7 @@ class GemmKernel final : public PreparedKernel {
                           tap_steps_.data() + first_tap, taps,
                           static_cast<std::int32_t>(tap_stride() / amx_chunk()), amx_chunk(), rows,
                           packed_.data() + panel_offsets_[p], zero_point_sums,
-                          pr.ctx.input_zero_point, acc, sums, pr.vectors});
+                          pr.ctx.input_zero_point, acc, pr.vectors});
     } else if (groups_per_panel_ > 1) {
       const std::int64_t groups = pr.channels / group_out_;
       kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, grouped_lanes_)(

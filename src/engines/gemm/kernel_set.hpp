@@ -57,8 +57,10 @@ struct GemmTile {
   // gemm_engine.cpp), or at 0 when zero_point_sums is null.
   const std::int32_t* zero_point_sums;  // of the panel's channels
   std::int32_t input_zero_point;
-  std::int32_t* acc;          // out: [rows][64] s32 sums
-  std::int32_t* window_sums;  // out: per row, sum of the input values read; null when not needed
+  std::int32_t* acc;  // out: [rows][64] s32 sums
+  // Out: per row, the sum of the input values read; null when not needed. Never asked of a kernel
+  // set with sum_pixels (the planner adds the sums up from those).
+  std::int32_t* window_sums;
   // When not null (kernel sets with tap_row_pointers only): where row i reads tap k, at
   // tap_rows[k * tap_rows_stride + i], instead of input + first_row + tap_offsets[k] + row i's
   // offset. A tile of pixels with different padding then runs as one: their padded taps read a
@@ -113,9 +115,8 @@ struct AmxBlock {
   const std::int8_t* weights;
   const std::int32_t* zero_point_sums;  // as GemmTile
   std::int32_t input_zero_point;
-  std::int32_t* acc;          // out: [rows][64]
-  std::int32_t* window_sums;  // out: per row, or null
-  std::int32_t vectors;       // the panel's 16-lane vectors: 1 to 4
+  std::int32_t* acc;     // out: [rows][64]
+  std::int32_t vectors;  // the panel's 16-lane vectors: 1 to 4
 };
 
 // Depthwise (one input channel per output channel): `rows` pixels x up to 64 channels, the sum
@@ -223,7 +224,8 @@ struct KernelSet {
   // Per pixel of an NHWC byte tensor, the sum of its first `channels` bytes (pixels `pixel_bytes`
   // apart) into out[pixel]. With it the planner adds up a weight zero point's window sums from
   // these, once per call, instead of each tile summing its windows' bytes again for every panel
-  // (null: the GEMM tiles and AMX blocks sum them, GemmTile::window_sums).
+  // (null: the GEMM tiles sum them, GemmTile::window_sums). A kernel set with amx_block has it:
+  // AMX blocks never sum their windows.
   void (*sum_pixels)(const std::uint8_t* in, std::int64_t pixels, std::int64_t pixel_bytes,
                      std::int64_t channels, std::int32_t* out) = nullptr;
 };

@@ -42,17 +42,6 @@ TileConfig config_for(int rows, int chunk) {
 // The configuration this thread loaded: rows * 128 + chunk bytes (0: none).
 thread_local int loaded_config = 0;
 
-// The sum of `count` bytes (a multiple of 32) at p.
-inline std::int64_t window_sum(const std::uint8_t* p, std::int32_t count) {
-  __m512i sums = _mm512_setzero_si512();
-  for (std::int32_t c = 0; c < count; c += 64) {
-    const __mmask64 bytes = count - c >= 64 ? ~__mmask64{0} : (__mmask64{1} << (count - c)) - 1;
-    sums = _mm512_add_epi64(
-        sums, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(bytes, p + c), _mm512_setzero_si512()));
-  }
-  return _mm512_reduce_add_epi64(sums);
-}
-
 // 32 lanes of the panel (half 0 or 1), or with kTwoVectors false its last 16: tmm1, 3 and 7 idle.
 template <bool kTwoBlocks, bool kTwoVectors>
 void run_half(const AmxBlock& b, int half, const std::int32_t* init) {
@@ -143,15 +132,6 @@ void amx_block(const AmxBlock& b) {
     run_halves<true>(b, init);
   } else {
     run_halves<false>(b, init);
-  }
-  if (b.window_sums == nullptr) return;
-  for (std::int32_t i = 0; i < b.rows; ++i) {
-    std::int64_t total = 0;
-    for (std::int32_t tap = 0; tap < b.taps; ++tap) {
-      total += window_sum(b.input + (b.first_row + b.tap_offsets[tap] + i * b.row_stride),
-                          b.chunk_bytes * b.chunks);
-    }
-    b.window_sums[i] = static_cast<std::int32_t>(total);
   }
 }
 

@@ -24,21 +24,6 @@ inline __m512i dot4(__m512i acc, __m512i input, __m512i weights) {
   return _mm512_dpbusd_epi32(acc, input, weights);
 }
 
-// Σ of `count` u8 input bytes at p, 64 at a time.
-inline __m512i add_bytes(__m512i sums, const std::uint8_t* p, std::int32_t count) {
-  const __m512i zero = _mm512_setzero_si512();
-  std::int32_t c = 0;
-  for (; c + 64 <= count; c += 64) {
-    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(_mm512_loadu_si512(p + c), zero));
-  }
-  if (c < count) {
-    const __mmask64 tail = (~std::uint64_t{0}) >> (64 - (count - c));
-    const __m512i v = _mm512_maskz_loadu_epi8(tail, p + c);  // masked: never reads past the tensor
-    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(v, zero));
-  }
-  return sums;
-}
-
 template <int kRows, int kVectors>
 void gemm_tile(const GemmTile& t) {
   __m512i start[kVectors];
@@ -95,19 +80,6 @@ void gemm_tile(const GemmTile& t) {
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 4
     for (int j = 0; j < kVectors; ++j) _mm512_store_si512(t.acc + i * 64 + j * 16, acc[i][j]);
-  }
-
-  if (t.window_sums == nullptr) return;
-  // Σx of each row's window, for the weight zero point's correction: the bytes were just read, so
-  // they are in L1; one vpsadbw per 64 of them.
-  for (int i = 0; i < kRows; ++i) {
-    __m512i sums = _mm512_setzero_si512();
-    for (std::int32_t tap = 0; tap < t.taps; ++tap) {
-      const std::uint8_t* p[1];
-      tap_rows(t, tap, i, p);  // row i's pointer for this tap
-      sums = add_bytes(sums, p[0], t.channels);
-    }
-    t.window_sums[i] = static_cast<std::int32_t>(_mm512_reduce_add_epi64(sums));
   }
 }
 
