@@ -151,6 +151,24 @@ struct WindowGather {
   std::uint8_t zero_point;
 };
 
+// A first layer's input (a few channels) with its rows interleaved per pixel, so that an AMX
+// block reads each output pixel's window of a kernel row group as one contiguous run
+// (interleaved_rows.hpp): group g of image n holds padded input rows g·group_step + j for
+// j < rows_per_group, and its position x, at out + ((n·groups + g)·positions + x)·rows·4 + j·4,
+// the 4 bytes of padded input pixel (g·group_step + j, x): its channels, then `fill`. A pixel in
+// the padding, or past the input, is 4 bytes of `fill` (the zero point). Groups
+// [first_group, first_group + group_count) of the batch (n·groups + g) are written.
+struct RowInterleave {
+  const std::uint8_t* input;  // NHWC, `channels` bytes per pixel
+  std::uint8_t* out;
+  std::int64_t height, width, channels;  // channels: 1 to 4
+  std::int64_t rows_per_group, group_step, groups, positions;
+  std::int64_t top, left;  // input pixel (h, w) is padded pixel (h + top, w + left)
+  std::int64_t first_group, group_count;
+  bool flip_sign;  // each input byte xor 0x80 (s8 read as u8); fill is already the copy's value
+  std::uint8_t fill;
+};
+
 // The output stage as the kernels read it (VectorConstants, as plain pointers: stage_view.hpp).
 struct StageView {
   const std::int32_t* bias_s32;
@@ -228,6 +246,9 @@ struct KernelSet {
   // AMX blocks never sum their windows.
   void (*sum_pixels)(const std::uint8_t* in, std::int64_t pixels, std::int64_t pixel_bytes,
                      std::int64_t channels, std::int32_t* out) = nullptr;
+  // Writes a RowInterleave. With it (and AMX blocks) first layers of up to 4 input channels run
+  // on AMX straight from the interleaved rows instead of gathering each pixel's window.
+  void (*interleave_rows)(const RowInterleave&) = nullptr;
 };
 
 }  // namespace qconv::detail::gemm
