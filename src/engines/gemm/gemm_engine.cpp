@@ -1119,14 +1119,13 @@ class GemmKernel final : public PreparedKernel {
                                    pr.panel * pairs * kPanelWidth * 2,
                                pr.ctx.input_zero_point, acc});
     } else if (rows > max_rows_) {
-      kernels_.amx_block(
-          {input, origin_in_pixel, row_stride,
-           row_runs_ ? row_run_offsets_.data() : tap_offsets_.data() + first_tap,
-           row_runs_ ? row_run_steps_.data() : tap_steps_.data() + first_tap,
-           row_runs_ ? static_cast<std::int32_t>(row_run_offsets_.size()) : taps,
-           static_cast<std::int32_t>(amx_tap_bytes() / amx_chunk()), amx_chunk(), rows,
-           packed_.data() + panel_offsets_[p], zero_point_sums, pr.ctx.input_zero_point, acc,
-           pr.vectors});
+      kernels_.amx_block({input, origin_in_pixel, row_stride,
+                          row_runs_ ? row_run_offsets_.data() : tap_offsets_.data() + first_tap,
+                          row_runs_ ? row_run_steps_.data() : tap_steps_.data() + first_tap,
+                          row_runs_ ? static_cast<std::int32_t>(row_run_offsets_.size()) : taps,
+                          static_cast<std::int32_t>(amx_tap_bytes() / amx_chunk()), amx_chunk(),
+                          rows, packed_.data() + panel_offsets_[p], zero_point_sums,
+                          pr.ctx.input_zero_point, acc, pr.vectors});
     } else if (groups_per_panel_ > 1) {
       const std::int64_t groups = pr.channels / group_out_;
       kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, grouped_lanes_)(
@@ -1309,8 +1308,9 @@ class GemmEngine final : public Engine {
         rows.rows > 0) {  // a first layer: interleaved_rows.hpp
       const Problem interleaved = interleaved_problem(problem, rows, kernels_.u8_input);
       return with_interleaved_rows(
-          std::make_unique<GemmKernel>(
-              interleaved, interleaved_weights(problem, interleaved, rows, weights), kernels_, amx_),
+          std::make_unique<GemmKernel>(interleaved,
+                                       interleaved_weights(problem, interleaved, rows, weights),
+                                       kernels_, amx_),
           problem, interleaved, rows, weights, kernels_);
     }
     if (const std::int64_t factor = amx_ ? merged_group_factor(problem) : 1; factor > 1) {

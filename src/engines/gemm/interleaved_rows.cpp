@@ -97,8 +97,8 @@ class InterleavedRowsKernel final : public PreparedKernel {
 
 RowInterleaving row_interleaving(const Problem& problem) {
   const auto& d = problem.desc();
-  if (problem.transposed() || d.groups != 1 || d.in_channels > kMaxChannels ||
-      d.dilation_h != 1 || d.dilation_w != 1 || d.kernel_h * d.kernel_w == 1) {
+  if (problem.transposed() || d.groups != 1 || d.in_channels > kMaxChannels || d.dilation_h != 1 ||
+      d.dilation_w != 1 || d.kernel_h * d.kernel_w == 1) {
     return {};
   }
   // The copy kernel addresses an image with s32 offsets, and reads whole dwords of it.

@@ -45,11 +45,8 @@ CanonicalWeights interleaved_weights(const Problem& problem, const Problem& inte
 // A kernel prepared for the interleaved problem that keeps the layer's face: it makes the copy
 // (through the kernel set's interleave_rows) and runs `inner` on it; its packed form and canonical
 // weights are the layer's.
-std::unique_ptr<PreparedKernel> with_interleaved_rows(std::unique_ptr<PreparedKernel> inner,
-                                                      const Problem& problem,
-                                                      const Problem& interleaved,
-                                                      const RowInterleaving& interleaving,
-                                                      const CanonicalWeights& weights,
-                                                      const KernelSet& kernels);
+std::unique_ptr<PreparedKernel> with_interleaved_rows(
+    std::unique_ptr<PreparedKernel> inner, const Problem& problem, const Problem& interleaved,
+    const RowInterleaving& interleaving, const CanonicalWeights& weights, const KernelSet& kernels);
 
 }  // namespace qconv::detail::gemm
