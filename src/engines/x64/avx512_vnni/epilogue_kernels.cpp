@@ -96,6 +96,10 @@ void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
     } else if constexpr (kVectors == 4) {
       const __mmask64 mask = (~std::uint64_t{0}) >> (64 - t.channels);
       _mm512_mask_storeu_epi8(static_cast<std::int8_t*>(t.output) + row, mask, pack_bytes<D>(r));
+    } else if constexpr (kVectors == 2) {  // the packs of pack_bytes: 3 shuffles, not 4 (+ 2 max)
+      const __mmask32 mask = (~std::uint32_t{0}) >> (32 - t.channels);
+      _mm256_mask_storeu_epi8(static_cast<std::int8_t*>(t.output) + row, mask,
+                              _mm512_castsi512_si256(pack_bytes<D>({r[0], r[1], r[0], r[1]})));
     } else {
 #pragma GCC unroll 4
       for (int j = 0; j < kVectors; ++j) {
