@@ -299,17 +299,16 @@ TEST_P(EngineConformance, FirstLayersOnInterleavedRows) {
     std::int64_t c, o, h, w, k, stride, top, bottom, left, right;
   };
   const Shape shapes[] = {
-      {3, 64, 23, 29, 7, 2, 3, 3, 3, 3},   {3, 32, 21, 35, 3, 2, 1, 1, 1, 1},
-      {1, 16, 17, 19, 3, 2, 1, 0, 1, 0},   {2, 40, 13, 22, 7, 2, 2, 3, 1, 3},
-      {4, 17, 15, 40, 3, 2, 0, 1, 1, 0},   {3, 96, 9, 70, 3, 1, 1, 1, 1, 1},
-      {3, 130, 11, 45, 7, 2, 3, 2, 3, 2},  {3, 24, 7, 7, 7, 2, 3, 3, 3, 3},
-      {3, 64, 14, 100, 5, 2, 2, 2, 2, 2},  {3, 33, 40, 9, 3, 2, 1, 1, 1, 1},
+      {3, 64, 23, 29, 7, 2, 3, 3, 3, 3},  {3, 32, 21, 35, 3, 2, 1, 1, 1, 1},
+      {1, 16, 17, 19, 3, 2, 1, 0, 1, 0},  {2, 40, 13, 22, 7, 2, 2, 3, 1, 3},
+      {4, 17, 15, 40, 3, 2, 0, 1, 1, 0},  {3, 96, 9, 70, 3, 1, 1, 1, 1, 1},
+      {3, 130, 11, 45, 7, 2, 3, 2, 3, 2}, {3, 24, 7, 7, 7, 2, 3, 3, 3, 3},
+      {3, 64, 14, 100, 5, 2, 2, 2, 2, 2}, {3, 33, 40, 9, 3, 2, 1, 1, 1, 1},
   };
   constexpr SchemeKind kSchemes[] = {
-      SchemeKind::int32,         SchemeKind::fbgemm, SchemeKind::qnnpack,
-      SchemeKind::onednn,        SchemeKind::onnx,   SchemeKind::tvm,
-      SchemeKind::tvm_f32,       SchemeKind::tflite, SchemeKind::tflite_single,
-      SchemeKind::onnxruntime};
+      SchemeKind::int32,         SchemeKind::fbgemm,     SchemeKind::qnnpack, SchemeKind::onednn,
+      SchemeKind::onnx,          SchemeKind::tvm,        SchemeKind::tvm_f32, SchemeKind::tflite,
+      SchemeKind::tflite_single, SchemeKind::onnxruntime};
   int round = 0;
   for (const Shape& s : shapes) {
     for (const SchemeKind scheme : kSchemes) {
@@ -318,8 +317,8 @@ TEST_P(EngineConformance, FirstLayersOnInterleavedRows) {
       opt.input_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
       opt.weight_dtype = round % 4 < 2 ? DType::s8 : DType::u8;
       const std::int64_t batch = round % 3 == 0 ? 2 : 1;
-      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, 0, batch, 1,
-                                 round % 3 == 1, opt);
+      RandomCase rc =
+          fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, 0, batch, 1, round % 3 == 1, opt);
       ProblemDesc d = rc.desc;
       d.pad_top = s.top;
       d.pad_bottom = s.bottom;

@@ -223,6 +223,7 @@ class GemmKernel final : public PreparedKernel {
     if (row_runs_) {  // kernel row r: its taps' packed steps are consecutive, from tap r·kw's
       for (std::int64_t r = 0; r < d.kernel_h; ++r) {
         row_run_offsets_.push_back(r * d.dilation_h * in_w_ * pixel_bytes_);
+        row_run_sums_.push_back(r * d.dilation_h * out_w_);
         row_run_steps_.push_back(r * d.kernel_w * steps_);
       }
     }
@@ -369,6 +370,16 @@ class GemmKernel final : public PreparedKernel {
     const auto* input = static_cast<const std::uint8_t*>(ctx.input);
     constexpr std::int64_t kChunk = 4096;  // pixels per task: a few microseconds
     const std::int64_t chunks = (pixels + kChunk - 1) / kChunk;
+    if (row_runs_) {  // the sums of the kernel row runs that windows start, [row][out_w]
+      const std::int64_t rows = ctx.batch * in_h_;
+      parallel_for(ctx.threads, rows, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t row = begin; row < end; ++row) {
+          kernels_.sum_pixels(input + row * in_w_ * pixel_bytes_, out_w_, stride_w_ * pixel_bytes_,
+                              amx_tap_bytes(), sums + row * out_w_);
+        }
+      });
+      return sums;
+    }
     const std::int64_t channels = groups_ == 1 ? channels_ : group_in_;
     parallel_for(ctx.threads, groups_ * chunks, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t task = begin; task < end; ++task) {
@@ -386,12 +397,21 @@ class GemmKernel final : public PreparedKernel {
   // the kernels' own sums.
   void sum_windows(const std::int32_t* pixel_sums, std::int64_t first, std::int64_t step,
                    std::int64_t pattern, int rows, std::int32_t* out) const {
-    const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
+    const auto [first_tap, pattern_tap_count] = pattern_taps_[static_cast<std::size_t>(pattern)];
+    // Row runs: the sums are of the runs windows start (sum_input_pixels), [row][out_w], one per
+    // kernel row; a window origin is at a multiple of stride_w in its row.
+    const std::int64_t* tap_pixels =
+        row_runs_ ? row_run_sums_.data() : tap_pixels_.data() + first_tap;
+    const std::int64_t taps =
+        row_runs_ ? static_cast<std::int64_t>(row_run_sums_.size()) : pattern_tap_count;
+    if (row_runs_) {
+      first = first / in_w_ * out_w_ + first % in_w_ / stride_w_;
+      step /= stride_w_;
+    }
     std::uint32_t sums[kMaxAmxRows] = {};
-    for (std::int32_t k = 0; k < taps; ++k) {
+    for (std::int64_t k = 0; k < taps; ++k) {
       // first alone may lie in the padding (a row skipping padded taps): add the tap first.
-      const std::int32_t* at =
-          pixel_sums + (first + tap_pixels_[static_cast<std::size_t>(first_tap + k)]);
+      const std::int32_t* at = pixel_sums + (first + tap_pixels[k]);
       if (step == 1) {  // consecutive pixels: a loop the compiler vectorises
         for (int i = 0; i < rows; ++i) sums[i] += static_cast<std::uint32_t>(at[i]);
       } else {
@@ -1215,9 +1235,11 @@ class GemmKernel final : public PreparedKernel {
   std::int64_t pixel_bytes_ = 0;  // a pixel's bytes in the tensor the tiles read
   bool compact_copy_ = false;
   // AMX blocks take each kernel row as one tap (a run of its taps' bytes), listed here: per kernel
-  // row its offset from a window origin and its first packed K step.
+  // row its offset from a window origin and its first packed K step. With a weight zero point
+  // the pixel sums are those runs' sums, for the runs windows start (sum_input_pixels).
   bool row_runs_ = false;
   std::vector<std::int64_t> row_run_offsets_, row_run_steps_;
+  std::vector<std::int64_t> row_run_sums_;  // per kernel row: its run's sum from a window's
   // The input geometry the tiles walk: the problem's, or its padded copy's (no padding left).
   std::int64_t in_h_ = 0, in_w_ = 0, pad_top_ = 0, pad_left_ = 0;
   bool uniform_zero_point_ = true;  // one zw' for every channel
