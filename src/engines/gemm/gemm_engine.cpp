@@ -1119,6 +1119,8 @@ class GemmKernel final : public PreparedKernel {
                 int rows, std::int64_t first_pixel, const std::uint8_t* const* tap_rows = nullptr,
                 const std::int32_t* row_window_sums = nullptr) const {
     alignas(64) std::int32_t acc[kMaxAmxRows * kPanelWidth];
+    alignas(64) std::int32_t terms[kPanelWidth];  // an AMX block's constant term
+    const std::int32_t* channel_terms = nullptr;
     std::int32_t window_sums[kMaxAmxRows];
     const auto p = static_cast<std::size_t>(pr.panel);
     const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
@@ -1145,7 +1147,8 @@ class GemmKernel final : public PreparedKernel {
                           row_runs_ ? static_cast<std::int32_t>(row_run_offsets_.size()) : taps,
                           static_cast<std::int32_t>(amx_tap_bytes() / amx_chunk()), amx_chunk(),
                           rows, packed_.data() + panel_offsets_[p], zero_point_sums,
-                          pr.ctx.input_zero_point, acc, pr.vectors});
+                          pr.ctx.input_zero_point, acc, pr.vectors, terms});
+      if (zero_point_sums != nullptr) channel_terms = terms;
     } else if (groups_per_panel_ > 1) {
       const std::int64_t groups = pr.channels / group_out_;
       kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, grouped_lanes_)(
@@ -1182,7 +1185,8 @@ class GemmKernel final : public PreparedKernel {
         uniform_zero_point_,
         static_cast<std::byte*>(ctx.output) +
             static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
-        out_channels_ * column_step_};
+        out_channels_ * column_step_,
+        channel_terms};
     if (epilogue_ != nullptr) {
       epilogue_(out, pr.stage);
       return;

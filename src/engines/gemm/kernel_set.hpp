@@ -113,10 +113,15 @@ struct AmxBlock {
   std::int32_t chunk_bytes;  // K bytes per tile load: 64, or 32 (then B tiles of 8 K steps)
   std::int32_t rows;         // 1 to 32
   const std::int8_t* weights;
-  const std::int32_t* zero_point_sums;  // as GemmTile
+  // Unlike a GemmTile's, the sums start at 0: the constant term −input_zero_point ·
+  // zero_point_sums[c] goes to `terms` (when zero_point_sums is not null), for the output stage to
+  // add (TileOutput::channel_terms). Loading it into the accumulator tiles took 4 of a 32-pixel
+  // block's 15 or so tile loads and stores (8 % of a 3-channel first layer).
+  const std::int32_t* zero_point_sums;
   std::int32_t input_zero_point;
   std::int32_t* acc;     // out: [rows][64]
   std::int32_t vectors;  // the panel's 16-lane vectors: 1 to 4
+  std::int32_t* terms;   // out: [64], written when zero_point_sums is not null
 };
 
 // Depthwise (one input channel per output channel): `rows` pixels x up to 64 channels, the sum
@@ -198,6 +203,9 @@ struct TileOutput {
   bool uniform_weight_zero_point;          // every channel's is weight_zero_points[0]
   void* output;                            // the tile's first pixel, the panel's first channel
   std::int64_t output_row_stride;          // elements from one row's pixel to the next
+  // When not null (AMX blocks: AmxBlock::terms), added to every row's sums before the rest; a
+  // kernel set with amx_block honours it in its epilogues and correct_tile.
+  const std::int32_t* channel_terms = nullptr;  // of the panel's channels
 };
 // Writes a corrected tile through the output stage; null for a (scheme, output dtype) pair that has
 // no vector form (the engine then applies the scalar stage).

@@ -18,16 +18,20 @@ inline __mmask16 channel_mask(std::int32_t channels, int vector) {
   return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
 }
 
-// acc − zw'·Σx, the exact sum (gemm_engine.cpp; the kernel started it at −zx·Σ(w' − zw')), for row
-// i of vector j.
+// acc − zw'·Σx, the exact sum (gemm_engine.cpp; the kernel started it at −zx·Σ(w' − zw'), or an
+// AMX block left that to channel_terms), for row i of vector j.
 struct Corrections {
   bool window;
   __m512i weight_zero_points;
+  __m512i terms;  // TileOutput::channel_terms, or 0
   static Corrections load(const TileOutput& t, int j) {
     const bool window = t.window_sums != nullptr && t.weight_zero_points != nullptr;
-    return {window, window && !t.uniform_weight_zero_point
-                        ? _mm512_loadu_si512(t.weight_zero_points + j * 16)
-                        : _mm512_setzero_si512()};
+    return {window,
+            window && !t.uniform_weight_zero_point
+                ? _mm512_loadu_si512(t.weight_zero_points + j * 16)
+                : _mm512_setzero_si512(),
+            t.channel_terms != nullptr ? _mm512_loadu_si512(t.channel_terms + j * 16)
+                                       : _mm512_setzero_si512()};
   }
   // With one weight zero point for every channel the product is one scalar per row.
   static std::int32_t row_term(const TileOutput& t, std::int32_t i) {
@@ -61,10 +65,11 @@ inline __m512i pack_bytes(const __m512i (&r)[4]) {
 
 // `kVectors` vectors of 16 channels: a compile-time count, so that the per-vector constants and
 // results stay in registers.
-// kWindow: the tile has window sums to correct by (a weight zero point), else the sums are exact.
+// kWindow: the tile has window sums to correct by (a weight zero point); kTerms: channel terms to
+// add (an AMX block); else the sums are exact.
 // The stage and the tile are copied in: the output stores are bytes, which may alias anything the
 // function reads through a pointer, so only locals stay in registers across rows.
-template <SchemeKind K, DType D, int kVectors, bool kWindow, bool kSaturatedLow>
+template <SchemeKind K, DType D, int kVectors, bool kWindow, bool kTerms, bool kSaturatedLow>
 void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
   const StageView s = stage;
   const TileOutput t = tile;
@@ -74,7 +79,7 @@ void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
 #pragma GCC unroll 4
   for (int j = 0; j < kVectors; ++j) {
     at[j] = Lanes::load<K>(s, t.channel + 16 * j);
-    if constexpr (kWindow) fix[j] = Corrections::load(t, j);
+    if constexpr (kWindow || kTerms) fix[j] = Corrections::load(t, j);
   }
   for (std::int32_t i = 0; i < t.rows; ++i) {
     __m512i r[4];
@@ -83,6 +88,7 @@ void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
 #pragma GCC unroll 4
     for (int j = 0; j < kVectors; ++j) {
       __m512i acc = _mm512_load_si512(t.acc + i * 64 + j * 16);
+      if constexpr (kTerms) acc = _mm512_add_epi32(acc, fix[j].terms);
       if constexpr (kWindow) acc = fix[j].apply(acc, t, i, row_term);
       r[j] = apply<K>(acc, at[j], s, saturated_low);
     }
@@ -115,32 +121,38 @@ void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
   }
 }
 
-template <SchemeKind K, DType D, bool kWindow, bool kSaturatedLow>
+template <SchemeKind K, DType D, bool kWindow, bool kTerms, bool kSaturatedLow>
 void epilogue_by_vectors(const TileOutput& t, const StageView& s) {
   switch ((t.channels + 15) / 16) {
-    case 1: return epilogue_vectors<K, D, 1, kWindow, kSaturatedLow>(t, s);
-    case 2: return epilogue_vectors<K, D, 2, kWindow, kSaturatedLow>(t, s);
-    case 3: return epilogue_vectors<K, D, 3, kWindow, kSaturatedLow>(t, s);
-    default: return epilogue_vectors<K, D, 4, kWindow, kSaturatedLow>(t, s);
+    case 1: return epilogue_vectors<K, D, 1, kWindow, kTerms, kSaturatedLow>(t, s);
+    case 2: return epilogue_vectors<K, D, 2, kWindow, kTerms, kSaturatedLow>(t, s);
+    case 3: return epilogue_vectors<K, D, 3, kWindow, kTerms, kSaturatedLow>(t, s);
+    default: return epilogue_vectors<K, D, 4, kWindow, kTerms, kSaturatedLow>(t, s);
   }
 }
 
-template <SchemeKind K, DType D, bool kWindow>
+template <SchemeKind K, DType D, bool kWindow, bool kTerms>
 void epilogue_by_range(const TileOutput& t, const StageView& s) {
   // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0): the
   // schemes may skip their own low clamp.
   const bool saturated_low =
       D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
-  if (saturated_low) return epilogue_by_vectors<K, D, kWindow, true>(t, s);
-  epilogue_by_vectors<K, D, kWindow, false>(t, s);
+  if (saturated_low) return epilogue_by_vectors<K, D, kWindow, kTerms, true>(t, s);
+  epilogue_by_vectors<K, D, kWindow, kTerms, false>(t, s);
+}
+
+template <SchemeKind K, DType D, bool kWindow>
+void epilogue_by_terms(const TileOutput& t, const StageView& s) {
+  if (t.channel_terms != nullptr) return epilogue_by_range<K, D, kWindow, true>(t, s);
+  epilogue_by_range<K, D, kWindow, false>(t, s);
 }
 
 template <SchemeKind K, DType D>
 void epilogue(const TileOutput& t, const StageView& s) {
   if (t.window_sums != nullptr && t.weight_zero_points != nullptr) {
-    return epilogue_by_range<K, D, true>(t, s);
+    return epilogue_by_terms<K, D, true>(t, s);
   }
-  epilogue_by_range<K, D, false>(t, s);
+  epilogue_by_terms<K, D, false>(t, s);
 }
 
 template <SchemeKind K>
@@ -161,7 +173,8 @@ void correct_tile(const TileOutput& t) {
     for (std::int32_t i = 0; i < t.rows; ++i) {
       std::int32_t* a = t.acc + i * 64 + j * 16;
       const __m512i row_term = _mm512_set1_epi32(Corrections::row_term(t, i));
-      _mm512_store_si512(a, fix.apply(_mm512_load_si512(a), t, i, row_term));
+      _mm512_store_si512(
+          a, fix.apply(_mm512_add_epi32(_mm512_load_si512(a), fix.terms), t, i, row_term));
     }
   }
 }
