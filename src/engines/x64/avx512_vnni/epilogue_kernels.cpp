@@ -51,11 +51,17 @@ struct Corrections {
 
 // Four vectors of one row's 64 channels (already in the dtype's range, or below it where the
 // scheme left the low clamp to this) as 64 bytes: two signed-saturating packs to 16 bits, one to
-// 8 bits (unsigned for u8), then the 128-bit lanes put back in order.
-template <DType D>
-inline __m512i pack_bytes(const __m512i (&r)[4]) {
-  const __m512i low = _mm512_packs_epi32(r[0], r[1]);
-  const __m512i high = _mm512_packs_epi32(r[2], r[3]);
+// 8 bits (unsigned for u8), then the 128-bit lanes put back in order. kZeroPointOnWords: the
+// vectors are r − zy, clamped (stage_lanes::zero_point_added_last), and zy is added to the words,
+// saturating: one add per two vectors.
+template <DType D, bool kZeroPointOnWords>
+inline __m512i pack_bytes(const __m512i (&r)[4], __m512i zero_point_words) {
+  __m512i low = _mm512_packs_epi32(r[0], r[1]);
+  __m512i high = _mm512_packs_epi32(r[2], r[3]);
+  if constexpr (kZeroPointOnWords) {
+    low = _mm512_adds_epi16(low, zero_point_words);
+    high = _mm512_adds_epi16(high, zero_point_words);
+  }
   const __m512i bytes =
       D == DType::u8 ? _mm512_packus_epi16(low, high) : _mm512_packs_epi16(low, high);
   // Each 128-bit lane l now holds dwords (r0[l], r1[l], r2[l], r3[l]) of 4 channels each.
@@ -74,6 +80,10 @@ void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
   const StageView s = stage;
   const TileOutput t = tile;
   constexpr bool saturated_low = kSaturatedLow;
+  // Rows packed to bytes by pack_bytes take zy on their words.
+  constexpr bool kZeroPointOnWords =
+      D != DType::s32 && (kVectors == 2 || kVectors == 4) && stage_lanes::zero_point_added_last(K);
+  const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(s.zero_point));
   Lanes at[kVectors];
   Corrections fix[kVectors];
 #pragma GCC unroll 4
@@ -90,7 +100,7 @@ void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
       __m512i acc = _mm512_load_si512(t.acc + i * 64 + j * 16);
       if constexpr (kTerms) acc = _mm512_add_epi32(acc, fix[j].terms);
       if constexpr (kWindow) acc = fix[j].apply(acc, t, i, row_term);
-      r[j] = apply<K>(acc, at[j], s, saturated_low);
+      r[j] = apply<K>(acc, at[j], s, saturated_low, !kZeroPointOnWords);
     }
     const std::int64_t row = i * t.output_row_stride;
     if constexpr (D == DType::s32) {
@@ -101,11 +111,13 @@ void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
       }
     } else if constexpr (kVectors == 4) {
       const __mmask64 mask = (~std::uint64_t{0}) >> (64 - t.channels);
-      _mm512_mask_storeu_epi8(static_cast<std::int8_t*>(t.output) + row, mask, pack_bytes<D>(r));
+      _mm512_mask_storeu_epi8(static_cast<std::int8_t*>(t.output) + row, mask,
+                              pack_bytes<D, kZeroPointOnWords>(r, zero_point_words));
     } else if constexpr (kVectors == 2) {  // the packs of pack_bytes: 3 shuffles, not 4 (+ 2 max)
       const __mmask32 mask = (~std::uint32_t{0}) >> (32 - t.channels);
       _mm256_mask_storeu_epi8(static_cast<std::int8_t*>(t.output) + row, mask,
-                              _mm512_castsi512_si256(pack_bytes<D>({r[0], r[1], r[0], r[1]})));
+                              _mm512_castsi512_si256(pack_bytes<D, kZeroPointOnWords>(
+                                  {r[0], r[1], r[0], r[1]}, zero_point_words)));
     } else {
 #pragma GCC unroll 4
       for (int j = 0; j < kVectors; ++j) {
