@@ -398,17 +398,14 @@ class GemmKernel final : public PreparedKernel {
   void sum_windows(const std::int32_t* pixel_sums, std::int64_t first, std::int64_t step,
                    std::int64_t pattern, int rows, std::int32_t* out) const {
     const auto [first_tap, pattern_tap_count] = pattern_taps_[static_cast<std::size_t>(pattern)];
-    // Row runs: the sums are of the runs windows start (sum_input_pixels), [row][out_w], one per
-    // kernel row; a window origin is at a multiple of stride_w in its row.
+    // Row runs: the sums are of the runs windows start (sum_input_pixels), one per kernel row;
+    // `first` and `step` count those.
     const std::int64_t* tap_pixels =
         row_runs_ ? row_run_sums_.data() : tap_pixels_.data() + first_tap;
     const std::int64_t taps =
         row_runs_ ? static_cast<std::int64_t>(row_run_sums_.size()) : pattern_tap_count;
-    if (row_runs_) {
-      first = first / in_w_ * out_w_ + first % in_w_ / stride_w_;
-      step /= stride_w_;
-    }
-    std::uint32_t sums[kMaxAmxRows] = {};
+    std::uint32_t sums[kMaxAmxRows];
+    for (int i = 0; i < rows; ++i) sums[i] = 0;
     for (std::int64_t k = 0; k < taps; ++k) {
       // first alone may lie in the padding (a row skipping padded taps): add the tap first.
       const std::int32_t* at = pixel_sums + (first + tap_pixels[k]);
@@ -980,7 +977,12 @@ class GemmKernel final : public PreparedKernel {
       // Between the tile's rows, in pixels (by phase: consecutive input pixels).
       const std::int64_t step = phased_ ? 1 : stride_w_ * column_step_;
       std::int32_t sums[kMaxAmxRows];
-      if (pr.pixel_sums != nullptr) sum_windows(pr.pixel_sums, origin, step, pattern, rows, sums);
+      if (pr.pixel_sums != nullptr && row_runs_) {  // run sums are [input row][out_w]
+        sum_windows(pr.pixel_sums, (n * in_h_ + y * stride_h_) * out_w_ + x, column_step_, pattern,
+                    rows, sums);
+      } else if (pr.pixel_sums != nullptr) {
+        sum_windows(pr.pixel_sums, origin, step, pattern, rows, sums);
+      }
       run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin * pixel_bytes_,
                step * pixel_bytes_, nullptr, pattern, rows, first_pixel + x, nullptr,
                pr.pixel_sums != nullptr ? sums : nullptr);
