@@ -25,25 +25,45 @@ struct Quads {
   __mmask16 bytes;     // a lane's 4 pixels' bytes: 4·C
 };
 
+// One store: lane l's 4 pixels from `at[l]`, 16 bytes read whole (kWhole: the bytes past them
+// are the input's too) or only the pixels' (masked).
+template <bool kWhole>
+inline __m512i quad_lanes(const Quads& c, const std::uint8_t* const* at, std::int64_t offset) {
+  const auto load = [&](int l) {
+    return kWhole ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(at[l] + offset))
+                  : _mm_maskz_loadu_epi8(c.bytes, at[l] + offset);
+  };
+  __m512i v = _mm512_castsi128_si512(load(0));
+  v = _mm512_inserti32x4(v, load(1), 1);
+  v = _mm512_inserti32x4(v, load(2), 2);
+  v = _mm512_inserti32x4(v, load(3), 3);
+  // (x ^ flip) | fill bytes, 0xbe being "(A ^ B) | C".
+  v = _mm512_ternarylogic_epi32(_mm512_shuffle_epi8(v, c.spread), c.flip, c.fill, 0xbe);
+  return _mm512_permutexvar_epi32(c.interleave, v);
+}
+
 // `stores` stores of 16 / kRows positions each, their first position at input column `column`
-// of rows row_at[0 .. kRows), all inside the input.
+// of rows row_at[0 .. kRows), all inside the input, which ends at `end`.
 template <int kRows>
 void interleave_quads(const Quads& c, const std::uint8_t* const* row_at, std::int64_t column,
-                      std::int64_t channels, std::int64_t stores, std::uint8_t* out) {
+                      std::int64_t channels, std::int64_t stores, const std::uint8_t* end,
+                      std::uint8_t* out) {
   constexpr int kPositions = 16 / kRows;
   const std::uint8_t* at[4];
+  const std::uint8_t* last = nullptr;  // the lane reading furthest
 #pragma GCC unroll 4
-  for (int l = 0; l < 4; ++l) at[l] = row_at[l % kRows] + (column + 4 * (l / kRows)) * channels;
-  const std::int64_t step = kPositions * channels;
-  for (std::int64_t i = 0; i < stores; ++i) {
-    __m512i v = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(c.bytes, at[0] + i * step));
-    v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(c.bytes, at[1] + i * step), 1);
-    v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(c.bytes, at[2] + i * step), 2);
-    v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(c.bytes, at[3] + i * step), 3);
-    // (x ^ flip) | fill bytes, 0xbe being "(A ^ B) | C".
-    v = _mm512_ternarylogic_epi32(_mm512_shuffle_epi8(v, c.spread), c.flip, c.fill, 0xbe);
-    _mm512_storeu_si512(out + i * 64, _mm512_permutexvar_epi32(c.interleave, v));
+  for (int l = 0; l < 4; ++l) {
+    at[l] = row_at[l % kRows] + (column + 4 * (l / kRows)) * channels;
+    if (at[l] > last) last = at[l];
   }
+  const std::int64_t step = kPositions * channels;
+  // Stores whose lanes may read 16 whole bytes: the masked loads cost a shuffle port each.
+  const std::int64_t room = end - last - 16;
+  std::int64_t whole = room < 0 ? 0 : room / step + 1;
+  if (whole > stores) whole = stores;
+  std::int64_t i = 0;
+  for (; i < whole; ++i) _mm512_storeu_si512(out + i * 64, quad_lanes<true>(c, at, i * step));
+  for (; i < stores; ++i) _mm512_storeu_si512(out + i * 64, quad_lanes<false>(c, at, i * step));
 }
 
 }  // namespace
@@ -113,9 +133,11 @@ void interleave_rows(const RowInterleave& r) {
       const std::int64_t stores = (inner_end - inner_begin) / per_vector;
       std::uint8_t* to = out + inner_begin * rows * 4;
       if (rows == 2) {
-        interleave_quads<2>(quads, row_at, inner_begin - r.left, channels, stores, to);
+        interleave_quads<2>(quads, row_at, inner_begin - r.left, channels, stores,
+                            image + image_bytes, to);
       } else {
-        interleave_quads<4>(quads, row_at, inner_begin - r.left, channels, stores, to);
+        interleave_quads<4>(quads, row_at, inner_begin - r.left, channels, stores,
+                            image + image_bytes, to);
       }
     }
     for (std::int64_t x = 0; x < positions; x += per_vector) {
