@@ -228,6 +228,12 @@ class GemmKernel final : public PreparedKernel {
       }
     }
     if (depthwise_) pair_depthwise_weights();
+    // Threads share the work in contiguous runs of tasks (each thread the same run in every call):
+    // pixels outermost, each thread keeps the activations it reads and writes in its own cache
+    // and reads all the weights; panels outermost, each keeps its share of the weights and reads
+    // all the input. The smaller of the two is the one both threads read.
+    pixels_outer_ =
+        out_channels_ * group_in_ * d.kernel_h * d.kernel_w <= d.in_height * d.in_width * channels_;
     // A weight zero point's window sums added up from sums of whole pixels, made once per call
     // (KernelSet::sum_pixels), where every tap reads one pixel's channels of the tensor the tiles
     // walk (im2col: each gathered row's, as it is gathered), per group; otherwise (groups sharing
@@ -342,7 +348,11 @@ class GemmKernel final : public PreparedKernel {
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
-        run_row(ctx, stage, pixel_sums, task / rows, task % rows);
+        if (pixels_outer_) {
+          run_row(ctx, stage, pixel_sums, task % panels_, task / panels_);
+        } else {
+          run_row(ctx, stage, pixel_sums, task / rows, task % rows);
+        }
       }
       if (amx_) kernels_.amx_end();
     });
@@ -1227,6 +1237,8 @@ class GemmKernel final : public PreparedKernel {
   bool transposed_ = false;
   std::int64_t stride_h_ = 1, stride_w_ = 1;  // the tiles' strides (1 for a spread-out input)
   bool depthwise_ = false;
+  bool pixels_outer_ =
+      false;  // tasks ordered pixels (rows) first, then panels: see the constructor
   AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64] (preparation only)
   AlignedVector<std::int16_t> depthwise_pairs_;    // per pattern: [block][pair][64][2]
   std::vector<std::int64_t> pattern_pair_offsets_;
