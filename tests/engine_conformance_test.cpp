@@ -13,6 +13,7 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/serialize_internal.hpp"
@@ -538,6 +539,56 @@ TEST_P(EngineConformance, NchwOnEveryPath) {
       ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
           << "declined " << Problem(rc.desc).summary();
       ASSERT_TRUE(failure.empty()) << failure;
+    }
+  }
+}
+
+// NCHW input alone, output alone and both, through each copy that transposes an NCHW input as it
+// places it (a padded 3x3 layer, a strided 1x1 layer's dense pixels, a first layer's rows, an
+// input of the other signedness, channels padded for AMX, a transposed layer's spread input) and
+// the per-task blocks an NCHW output is written in (output rows of odd widths, chunks spanning
+// two images, channel tails, grouped and depthwise panels), for u8, s8 and s32 outputs, with and
+// without weight zero points, on 1 and 2 threads.
+TEST_P(EngineConformance, NchwInputAndOutputAloneOrTogether) {
+  Rng rng(31);
+  struct Shape {
+    std::int64_t c, o, h, w, k, stride, pad, batch, groups;
+    bool transposed;
+  };
+  const Shape shapes[] = {
+      {64, 64, 9, 13, 3, 1, 1, 2, 1, false},  {40, 70, 7, 5, 3, 1, 1, 1, 1, false},
+      {72, 64, 11, 13, 1, 2, 0, 2, 1, false}, {24, 36, 9, 23, 1, 2, 0, 1, 1, false},
+      {3, 64, 16, 30, 7, 2, 3, 2, 1, false},  {3, 32, 17, 19, 3, 2, 1, 1, 1, false},
+      {64, 64, 6, 9, 3, 1, 1, 2, 4, false},   {48, 48, 7, 11, 3, 1, 1, 2, 48, false},
+      {64, 48, 6, 20, 3, 1, 1, 2, 1, true},   {32, 40, 5, 7, 4, 2, 1, 1, 1, true},
+      {20, 17, 3, 70, 1, 1, 0, 2, 1, false},  {130, 65, 5, 3, 3, 1, 2, 1, 1, false},
+  };
+  const std::pair<Layout, Layout> layouts[] = {
+      {Layout::NCHW, Layout::NHWC}, {Layout::NHWC, Layout::NCHW}, {Layout::NCHW, Layout::NCHW}};
+  for (const Shape& s : shapes) {
+    for (const auto& [input_layout, output_layout] : layouts) {
+      for (const DType output : {DType::u8, DType::s8, DType::s32}) {
+        for (int round = 0; round < 2; ++round) {
+          RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch,
+                                     s.groups, round == 0);
+          ProblemDesc d = rc.desc;
+          d.input_layout = input_layout;
+          d.output_layout = output_layout;
+          if (d.scheme.kind != SchemeKind::int32) {
+            d.output_dtype = output;
+            d.output_zero_point = output == DType::u8 ? 131 : -3;
+          }
+          if (s.transposed) {
+            d.op = OpKind::conv2d_transpose;
+            d.weight_layout = Layout::IOHW;
+          }
+          rc = test::random_case_for(rng, d);
+          std::string failure;
+          ASSERT_TRUE(agrees(GetParam(), rc, 1 + round, &failure))
+              << "declined " << Problem(rc.desc).summary();
+          ASSERT_TRUE(failure.empty()) << failure;
+        }
+      }
     }
   }
 }

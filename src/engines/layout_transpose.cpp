@@ -86,6 +86,39 @@ void transpose_last_rows(const std::uint8_t* in, std::int64_t in_stride, std::ui
 }
 #endif
 
+#if defined(__x86_64__)
+// `R` bytes of each of `count` dwords to its own output row.
+template <int R>
+void scatter_dword_bytes(const std::uint8_t* dwords, std::int64_t count, std::uint8_t* out,
+                         std::int64_t out_stride) {
+  for (std::int64_t j = 0; j < count; ++j) std::memcpy(out + j * out_stride, dwords + 4 * j, R);
+}
+
+// Rows [first, rows) (AVX-512 BW): four rows of 64 columns at a time as dwords, then each
+// column's bytes to its output row with a fixed-size copy (an NCHW image of 3 channels is all
+// such rows; byte-sized copies of a variable count cost a library call each).
+void transpose_last_rows_as_dwords(const std::uint8_t* in, std::int64_t in_stride,
+                                   std::uint8_t* out, std::int64_t out_stride, std::int64_t first,
+                                   std::int64_t rows, std::int64_t cols) {
+  alignas(64) std::uint8_t dwords[4 * 64];
+  for (std::int64_t r = first; r < rows; r += 4) {
+    const int count = static_cast<int>(std::min<std::int64_t>(4, rows - r));
+    for (std::int64_t c = 0; c < cols; c += 64) {
+      const int n = static_cast<int>(std::min<std::int64_t>(64, cols - c));
+      avx512_vnni::transpose_4x64_bytes_to_dwords(in + r * in_stride + c, in_stride, count, n,
+                                                  dwords);
+      std::uint8_t* to = out + c * out_stride + r;
+      switch (count) {
+        case 1: scatter_dword_bytes<1>(dwords, n, to, out_stride); break;
+        case 2: scatter_dword_bytes<2>(dwords, n, to, out_stride); break;
+        case 3: scatter_dword_bytes<3>(dwords, n, to, out_stride); break;
+        default: scatter_dword_bytes<4>(dwords, n, to, out_stride); break;
+      }
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 void transpose_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
@@ -94,7 +127,8 @@ void transpose_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_
   const std::int64_t full_rows = rows / kBlock * kBlock, full_cols = cols / kBlock * kBlock;
   std::int64_t c = 0;
 #if defined(__x86_64__)
-  // 64 columns at a time where the CPU has AVX-512 BW (a quarter of the shuffles).
+  // 64 columns at a time where the CPU has AVX-512 BW (a quarter of the shuffles), and the rows
+  // past the last block of 16 four at a time.
   static const bool avx512 = (host_cpu_features() & kAvx512bw) != 0;
   if (avx512) {
     for (; c + 4 * kBlock <= cols; c += 4 * kBlock) {
@@ -102,10 +136,15 @@ void transpose_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_
         avx512_vnni::transpose_16x64_bytes(in + r * in_stride + c, in_stride,
                                            out + c * out_stride + r, out_stride);
       }
-      for (std::int64_t j = c; j < c + 4 * kBlock && full_rows < rows; j += kBlock) {
-        transpose_last_rows(in, in_stride, out, out_stride, full_rows, rows, j);
+    }
+    for (; c < full_cols; c += kBlock) {
+      for (std::int64_t r = 0; r < full_rows; r += kBlock) {
+        transpose_16x16(in + r * in_stride + c, in_stride, out + c * out_stride + r, out_stride);
       }
     }
+    transpose_part(in, in_stride, out, out_stride, 0, full_rows, full_cols, cols);
+    transpose_last_rows_as_dwords(in, in_stride, out, out_stride, full_rows, rows, cols);
+    return;
   }
 #endif
   // Columns outermost: the 16 output rows of a column block are written whole before the next

@@ -11,7 +11,8 @@
 namespace qconv::detail::gemm {
 namespace {
 
-// Pixels per task of an NCHW <-> NHWC transpose.
+// Pixels per task of an NCHW <-> NHWC transpose, and about the pixels of a block of NCHW input
+// rows made NHWC for a copy.
 constexpr std::int64_t kTransposeChunk = 256;
 
 void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes, bool flip_sign) {
@@ -25,7 +26,7 @@ void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes, 
 }  // namespace
 
 std::uint8_t* thread_scratch(std::size_t bytes, int slot) {
-  thread_local AlignedVector<std::uint8_t> buffers[6];
+  thread_local AlignedVector<std::uint8_t> buffers[7];
   AlignedVector<std::uint8_t>& buffer = buffers[slot];
   if (buffer.size() < bytes) buffer.resize(bytes);
   return buffer.data();
@@ -46,6 +47,39 @@ std::int64_t pixel_bytes(const ActivationCopy& in) {
   return in.pixel_bytes > 0 ? in.pixel_bytes : in.channels;
 }
 
+// The input's rows as NHWC, for one task of a copy: an NHWC input's own, an NCHW input's made
+// NHWC a block of consecutive rows at a time (a few hundred pixels: one transpose over them all,
+// even where rows are short) in the calling thread's scratch slot 6, read while still in cache.
+class NhwcRows {
+ public:
+  explicit NhwcRows(const ActivationCopy& in) : in_(in) {
+    if (!in.nchw) return;
+    block_rows_ = std::clamp<std::int64_t>(kTransposeChunk / in.width, 1, in.height);
+    block_ = thread_scratch(static_cast<std::size_t>(block_rows_ * in.width * in.channels), 6);
+  }
+
+  // Row h of image n: width x channels bytes.
+  const std::uint8_t* row(std::int64_t n, std::int64_t h) {
+    const std::int64_t row_bytes = in_.width * in_.channels;
+    if (!in_.nchw) return in_.data + (n * in_.height + h) * row_bytes;
+    if (n != image_ || h < first_ || h >= first_ + block_rows_) {
+      image_ = n;
+      first_ = std::min(h, in_.height - block_rows_);
+      // Rows [first_, first_ + block_rows_) are a [channels][rows·width] matrix, a plane apart.
+      const std::int64_t plane = in_.height * in_.width;
+      transpose_bytes(in_.data + (n * in_.channels * plane + first_ * in_.width), plane, block_,
+                      in_.channels, in_.channels, block_rows_ * in_.width);
+    }
+    return block_ + (h - first_) * row_bytes;
+  }
+
+ private:
+  const ActivationCopy& in_;
+  std::int64_t block_rows_ = 0;
+  std::uint8_t* block_ = nullptr;
+  std::int64_t image_ = -1, first_ = 0;
+};
+
 }  // namespace
 
 const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_height,
@@ -60,6 +94,7 @@ const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_heig
   const std::int64_t end_w =
       std::min(in.width, grid_width - left <= 0 ? 0 : (grid_width - left - 1) / stride_w + 1);
   parallel_for(in.threads, in.batch * grid_height, [&](std::int64_t begin, std::int64_t end) {
+    NhwcRows rows(in);
     for (std::int64_t row = begin; row < end; ++row) {
       const std::int64_t n = row / grid_height, j = row % grid_height - top;
       std::uint8_t* to = out + row * row_bytes;
@@ -70,7 +105,7 @@ const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_heig
         }
       }
       if (j < 0 || j % stride_h != 0 || j / stride_h >= in.height || first_w >= end_w) continue;
-      const std::uint8_t* line = in.data + (n * in.height + j / stride_h) * in.width * c;
+      const std::uint8_t* line = rows.row(n, j / stride_h);
       if (p > c) {
         for (std::int64_t w = first_w; w < end_w; ++w) {
           copy_pixels(to + (w * stride_w + left) * p, line + w * c, 1, c, p, in.flip_sign);
@@ -97,9 +132,10 @@ const std::uint8_t* dense_copy(const ActivationCopy& in, std::int64_t out_height
   std::uint8_t* out =
       thread_scratch(static_cast<std::size_t>(in.batch * out_height * out_width * p), 0);
   parallel_for(in.threads, in.batch * out_height, [&](std::int64_t begin, std::int64_t end) {
+    NhwcRows rows(in);
     for (std::int64_t row = begin; row < end; ++row) {
       const std::int64_t n = row / out_height, y = row % out_height;
-      const std::uint8_t* from = in.data + (n * in.height + y * stride_h) * in.width * c;
+      const std::uint8_t* from = rows.row(n, y * stride_h);
       std::uint8_t* to = out + row * out_width * p;
       for (std::int64_t x = 0; x < out_width; ++x) {
         copy_pixels(to + x * p, from + x * stride_w * c, 1, c, p, in.flip_sign);
@@ -114,8 +150,16 @@ const std::uint8_t* plain_copy(const ActivationCopy& in) {
   const std::int64_t row_bytes = in.width * in.channels, rows = in.batch * in.height;
   std::uint8_t* out = thread_scratch(static_cast<std::size_t>(rows * row_bytes), 0);
   parallel_for(in.threads, rows, [&](std::int64_t begin, std::int64_t end) {
-    copy_bytes(out + begin * row_bytes, in.data + begin * row_bytes, (end - begin) * row_bytes,
-               in.flip_sign);
+    if (!in.nchw) {  // one run
+      copy_bytes(out + begin * row_bytes, in.data + begin * row_bytes, (end - begin) * row_bytes,
+                 in.flip_sign);
+      return;
+    }
+    NhwcRows nhwc(in);
+    for (std::int64_t row = begin; row < end; ++row) {
+      copy_bytes(out + row * row_bytes, nhwc.row(row / in.height, row % in.height), row_bytes,
+                 in.flip_sign);
+    }
   });
   return out;
 }
@@ -138,21 +182,34 @@ const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
   return out;
 }
 
-void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,
-                    std::int64_t pixels, std::size_t element, int threads) {
+void nchw_block_from_nhwc(const void* nhwc, void* nchw, std::int64_t channels, std::int64_t pixels,
+                          std::int64_t first_pixel, std::int64_t end_pixel,
+                          std::int64_t first_channel, std::int64_t channel_count,
+                          std::size_t element) {
   const auto* in = static_cast<const std::byte*>(nhwc);
   auto* out = static_cast<std::byte*>(nchw);
+  const auto at = [&](std::int64_t values) { return static_cast<std::size_t>(values) * element; };
+  while (first_pixel < end_pixel) {  // one image at a time
+    const std::int64_t n = first_pixel / pixels;
+    const std::int64_t end = std::min(end_pixel, (n + 1) * pixels);
+    // Image n is a [pixels][channels] matrix; its transpose is the NCHW image.
+    transpose_values(in + at(first_pixel * channels + first_channel), channels,
+                     out + at((n * channels + first_channel) * pixels + first_pixel - n * pixels),
+                     pixels, end - first_pixel, channel_count, element);
+    first_pixel = end;
+  }
+}
+
+void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,
+                    std::int64_t pixels, std::size_t element, int threads) {
   const std::int64_t chunks = (pixels + kTransposeChunk - 1) / kTransposeChunk;
   parallel_for(threads, batch * chunks, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t task = begin; task < end; ++task) {
-      const std::int64_t n = task / chunks, first = task % chunks * kTransposeChunk;
-      const std::int64_t count = std::min(kTransposeChunk, pixels - first);
-      const auto at = [&](std::int64_t values) {
-        return static_cast<std::size_t>(values) * element;
-      };
-      // Image n is a [pixels][channels] matrix; its transpose is the NCHW image.
-      transpose_values(in + at((n * pixels + first) * channels), channels,
-                       out + at(n * channels * pixels + first), pixels, count, channels, element);
+      const std::int64_t first = task / chunks * pixels + task % chunks * kTransposeChunk;
+      const std::int64_t count =
+          std::min(kTransposeChunk, pixels - task % chunks * kTransposeChunk);
+      nchw_block_from_nhwc(nhwc, nchw, channels, pixels, first, first + count, 0, channels,
+                           element);
     }
   });
 }

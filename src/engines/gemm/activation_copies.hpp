@@ -21,11 +21,15 @@ struct ActivationCopy {
   // bytes past `channels` being 0 in every pixel, padding pixels included (0 adds nothing to a
   // window sum, and their weights are 0). 0 means `channels`.
   std::int64_t pixel_bytes = 0;
+  // `data` is NCHW ([batch][channels][height][width]): the copies below transpose it as they
+  // place it, so that an NCHW input costs no pass of its own where the plan copies it anyway.
+  bool nchw = false;
 };
 
 // Scratch buffer `slot` of the calling thread (0: the input's copy, 1: an NHWC copy of an NCHW
 // input, 2: an NHWC result for an NCHW output, 3: the input widened to u16, 4: per-pixel sums of
-// the input for a weight zero point, 5: a first layer's interleaved rows), grown to `bytes` once
+// the input for a weight zero point, 5: a first layer's interleaved rows, 6: one image row of an
+// NCHW input made NHWC, for a strided copy), grown to `bytes` once
 // and then reused: no allocation after a thread's first call of a plan this size. Freed when the
 // thread ends.
 std::uint8_t* thread_scratch(std::size_t bytes, int slot);
@@ -49,6 +53,15 @@ const std::uint8_t* plain_copy(const ActivationCopy& in);
 const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
                                    std::int64_t channels, std::int64_t height, std::int64_t width,
                                    int threads);
+
+// Pixels [first_pixel, end_pixel) (counted across the batch, `pixels` per image) and channels
+// [first_channel, first_channel + channel_count) of an NHWC tensor of `element`-byte values with
+// `channels` channels, written to the same places of the NCHW tensor `nchw`: a block the tiles
+// have just written, transposed while it is still in cache.
+void nchw_block_from_nhwc(const void* nhwc, void* nchw, std::int64_t channels, std::int64_t pixels,
+                          std::int64_t first_pixel, std::int64_t end_pixel,
+                          std::int64_t first_channel, std::int64_t channel_count,
+                          std::size_t element);
 
 // An NHWC tensor of `element`-byte values written as NCHW into `nchw`.
 void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,

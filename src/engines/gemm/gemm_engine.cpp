@@ -284,9 +284,11 @@ class GemmKernel final : public PreparedKernel {
     if (row_runs_) out << " (AMX taps: kernel rows as runs of " << amx_tap_bytes() << " bytes)";
     if (padded_copy_) out << " (padding filled in a copy of the input)";
     if (channel_padded_) out << " (channels padded to " << pixel_bytes_ << " in a copy)";
-    if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
-      out << " (NCHW through NHWC copies)";
+    if (d.input_layout == Layout::NCHW) {
+      out << (copies_input() ? " (NCHW input transposed by its copy)"
+                             : " (NCHW input made NHWC in a copy)");
     }
+    if (d.output_layout == Layout::NCHW) out << " (NCHW output transposed per task)";
     if (compact_copy_) out << " (strided pixels copied densely)";
     if (groups_per_panel_ > 1) {
       static constexpr const char* kLanes[] = {"gathered", "one group per vector",
@@ -305,8 +307,10 @@ class GemmKernel final : public PreparedKernel {
     const std::int64_t rows = row_count(call.batch);
     RunContext ctx = call;
     const auto& d = problem_.desc();
-    // NCHW tensors: the tiles run on NHWC copies (scratch), the output transposed back at the end.
-    if (d.input_layout == Layout::NCHW) {
+    // NCHW tensors: the tiles run on NHWC. An input the plan copies anyway is transposed by that
+    // copy; otherwise it is made NHWC in scratch. Each task transposes the output block it wrote.
+    const bool nchw_input = d.input_layout == Layout::NCHW;
+    if (nchw_input && !copies_input()) {
       ctx.input = nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch,
                                  channels_, d.in_height, d.in_width, call.threads);
     }
@@ -326,7 +330,8 @@ class GemmKernel final : public PreparedKernel {
                                channels_,
                                flip_input_,
                                call.threads,
-                               pixel_bytes_};
+                               pixel_bytes_,
+                               nchw_input && copies_input()};
     const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
     if (transposed_ && !phased_) {
       ctx.input = placed_copy(input, in_h_, in_w_, d.stride_h, d.stride_w,
@@ -348,18 +353,19 @@ class GemmKernel final : public PreparedKernel {
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
-        if (pixels_outer_) {
-          run_row(ctx, stage, pixel_sums, task % panels_, task / panels_);
-        } else {
-          run_row(ctx, stage, pixel_sums, task / rows, task % rows);
+        const std::int64_t panel = pixels_outer_ ? task % panels_ : task / rows;
+        const std::int64_t row = pixels_outer_ ? task / panels_ : task % rows;
+        run_row(ctx, stage, pixel_sums, panel, row);
+        if (nchw_output) {  // the block the task wrote, while it is still in cache
+          const auto [first, end] = row_pixels(row, call.batch);
+          nchw_block_from_nhwc(ctx.output, call.output, out_channels_, out_h_ * out_w_, first, end,
+                               panel_channels_[static_cast<std::size_t>(panel)],
+                               panel_widths_[static_cast<std::size_t>(panel)],
+                               element_size(d.output_dtype));
         }
       }
       if (amx_) kernels_.amx_end();
     });
-    if (nchw_output) {
-      nchw_from_nhwc(ctx.output, call.output, call.batch, out_channels_, out_h_ * out_w_,
-                     element_size(d.output_dtype), call.threads);
-    }
   }
 
  private:
@@ -852,6 +858,27 @@ class GemmKernel final : public PreparedKernel {
     if (path_ == Path::flat) return (batch * out_h_ * out_w_ + flat_chunk() - 1) / flat_chunk();
     if (pixel_tiles_) return batch * ((out_h_ * out_w_ + flat_chunk() - 1) / flat_chunk());
     return batch * out_h_;
+  }
+
+  // Whether run() copies the input (its chain of copies) before the tiles read it.
+  bool copies_input() const {
+    return (transposed_ && !phased_) || padded_copy_ || compact_copy_ || flip_input_ ||
+           channel_padded_;
+  }
+
+  // The output pixels (counted across the batch) that task row `row` writes: a chunk of them
+  // (flat: across images), a chunk of one image (pixel tiles), or an output row.
+  std::pair<std::int64_t, std::int64_t> row_pixels(std::int64_t row, std::int64_t batch) const {
+    const std::int64_t image = out_h_ * out_w_;
+    if (path_ == Path::flat) {
+      return {row * flat_chunk(), std::min(batch * image, (row + 1) * flat_chunk())};
+    }
+    if (pixel_tiles_) {
+      const std::int64_t chunks = (image + flat_chunk() - 1) / flat_chunk();
+      const std::int64_t n = row / chunks, begin = row % chunks * flat_chunk();
+      return {n * image + begin, n * image + std::min(image, begin + flat_chunk())};
+    }
+    return {row * out_w_, (row + 1) * out_w_};
   }
 
   // Everything of one panel that a tile needs, fixed for a run.

@@ -55,4 +55,34 @@ void transpose_16x64_bytes(const std::uint8_t* in, std::int64_t in_stride, std::
   }
 }
 
+void transpose_4x64_bytes_to_dwords(const std::uint8_t* in, std::int64_t in_stride, int rows,
+                                    int cols, std::uint8_t* out) {
+  // Masked loads: the bytes past the image are not read (they may lie past its allocation).
+  const __mmask64 columns = cols >= 64 ? ~__mmask64{0} : (__mmask64{1} << cols) - 1;
+  __m512i row[4];
+  for (int r = 0; r < 4; ++r) {
+    row[r] =
+        r < rows ? _mm512_maskz_loadu_epi8(columns, in + r * in_stride) : _mm512_setzero_si512();
+  }
+  // Within each 128-bit lane L: byte pairs (rows 0-1, rows 2-3), then dwords of columns
+  // 16L..16L+3, +4..+7, +8..+11, +12..+15.
+  const __m512i low01 = _mm512_unpacklo_epi8(row[0], row[1]);
+  const __m512i high01 = _mm512_unpackhi_epi8(row[0], row[1]);
+  const __m512i low23 = _mm512_unpacklo_epi8(row[2], row[3]);
+  const __m512i high23 = _mm512_unpackhi_epi8(row[2], row[3]);
+  const __m512i q0 = _mm512_unpacklo_epi16(low01, low23);
+  const __m512i q1 = _mm512_unpackhi_epi16(low01, low23);
+  const __m512i q2 = _mm512_unpacklo_epi16(high01, high23);
+  const __m512i q3 = _mm512_unpackhi_epi16(high01, high23);
+  // Columns 16L..16L+15 are lane L of q0, q1, q2, q3: gather those lanes into one vector.
+  const __m512i lanes01_of_q01 = _mm512_shuffle_i32x4(q0, q1, 0x44);
+  const __m512i lanes01_of_q23 = _mm512_shuffle_i32x4(q2, q3, 0x44);
+  const __m512i lanes23_of_q01 = _mm512_shuffle_i32x4(q0, q1, 0xEE);
+  const __m512i lanes23_of_q23 = _mm512_shuffle_i32x4(q2, q3, 0xEE);
+  _mm512_storeu_si512(out, _mm512_shuffle_i32x4(lanes01_of_q01, lanes01_of_q23, 0x88));
+  _mm512_storeu_si512(out + 64, _mm512_shuffle_i32x4(lanes01_of_q01, lanes01_of_q23, 0xDD));
+  _mm512_storeu_si512(out + 128, _mm512_shuffle_i32x4(lanes23_of_q01, lanes23_of_q23, 0x88));
+  _mm512_storeu_si512(out + 192, _mm512_shuffle_i32x4(lanes23_of_q01, lanes23_of_q23, 0xDD));
+}
+
 }  // namespace qconv::detail::avx512_vnni
