@@ -81,6 +81,35 @@ inline void store_column(std::uint8_t* out, __m512i q0, __m512i q1, __m512i q2, 
   }
 }
 
+// A column's byte-interleaved words of two rows (DepthwiseColumns::pairs_in): the first `kWidth`
+// bytes of the low and high unpacks, 2·kWidth bytes in all.
+template <int kWidth>
+inline void store_pair(std::uint8_t* out, __m512i low, __m512i high) {
+  if constexpr (kWidth == 64) {
+    _mm512_store_si512(out, low);
+    _mm512_store_si512(out + 64, high);
+  } else if constexpr (kWidth == 32) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(low));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 32), _mm512_castsi512_si256(high));
+  } else {
+    _mm_store_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(low));
+    _mm_store_si128(reinterpret_cast<__m128i*>(out + 16), _mm512_castsi512_si128(high));
+  }
+}
+template <int kWidth>
+inline void load_pair(const std::uint8_t* in, __m512i& low, __m512i& high) {
+  if constexpr (kWidth == 64) {
+    low = _mm512_load_si512(in);
+    high = _mm512_load_si512(in + 64);
+  } else if constexpr (kWidth == 32) {  // the upper lanes are never stored
+    low = _mm512_castsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(in)));
+    high = _mm512_castsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(in + 32)));
+  } else {
+    low = _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(in)));
+    high = _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(in + 16)));
+  }
+}
+
 template <int kWidth, bool kExpand, bool kFlip, bool kFull>
 void build_columns(const DepthwiseColumns& c) {
   constexpr int kColumnBytes = 4 * kWidth;
@@ -116,9 +145,17 @@ void build_columns(const DepthwiseColumns& c) {
                                : fill;
     };
     for (std::int32_t j = left; j < right; ++j) {
-      const __m512i a = load(0, j), b = load(1, j), x = load(2, j), y = load(3, j);
-      const __m512i ab_low = _mm512_unpacklo_epi8(a, b), ab_high = _mm512_unpackhi_epi8(a, b);
+      __m512i ab_low, ab_high;
+      if (c.pairs_in != nullptr) {  // the same way for every column of the run
+        load_pair<kWidth>(c.pairs_in + j * 2 * kWidth, ab_low, ab_high);
+      } else {
+        const __m512i a = load(0, j), b = load(1, j);
+        ab_low = _mm512_unpacklo_epi8(a, b);
+        ab_high = _mm512_unpackhi_epi8(a, b);
+      }
+      const __m512i x = load(2, j), y = load(3, j);
       const __m512i xy_low = _mm512_unpacklo_epi8(x, y), xy_high = _mm512_unpackhi_epi8(x, y);
+      if (c.pairs_out != nullptr) store_pair<kWidth>(c.pairs_out + j * 2 * kWidth, xy_low, xy_high);
       store_column<kWidth>(out + j * kColumnBytes, _mm512_unpacklo_epi16(ab_low, xy_low),
                            _mm512_unpackhi_epi16(ab_low, xy_low),
                            _mm512_unpacklo_epi16(ab_high, xy_high),
@@ -152,6 +189,9 @@ struct Narrow<32> {
   static void store(std::uint8_t* at, __m256i v) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(at), v);
   }
+  static __m256i load_aligned(const std::uint8_t* at) {
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(at));
+  }
 };
 template <>
 struct Narrow<16> {
@@ -168,6 +208,9 @@ struct Narrow<16> {
   static __m128i hi16(__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); }
   static void store(std::uint8_t* at, __m128i v) {
     _mm_store_si128(reinterpret_cast<__m128i*>(at), v);
+  }
+  static __m128i load_aligned(const std::uint8_t* at) {
+    return _mm_load_si128(reinterpret_cast<const __m128i*>(at));
   }
 };
 
@@ -206,9 +249,21 @@ void build_narrow_columns(const DepthwiseColumns& c) {
       return kFlip ? N::flip(v) : v;
     };
     for (std::int32_t j = left; j < right; ++j) {
-      const V a = load(0, j), b = load(1, j), x = load(2, j), y = load(3, j);
-      const V ab_low = N::lo8(a, b), ab_high = N::hi8(a, b);
+      V ab_low, ab_high;
+      if (c.pairs_in != nullptr) {  // the same way for every column of the run
+        ab_low = N::load_aligned(c.pairs_in + j * 2 * kBytes);
+        ab_high = N::load_aligned(c.pairs_in + j * 2 * kBytes + kBytes);
+      } else {
+        const V a = load(0, j), b = load(1, j);
+        ab_low = N::lo8(a, b);
+        ab_high = N::hi8(a, b);
+      }
+      const V x = load(2, j), y = load(3, j);
       const V xy_low = N::lo8(x, y), xy_high = N::hi8(x, y);
+      if (c.pairs_out != nullptr) {
+        N::store(c.pairs_out + j * 2 * kBytes, xy_low);
+        N::store(c.pairs_out + j * 2 * kBytes + kBytes, xy_high);
+      }
       store(out + j * kColumnBytes, N::lo16(ab_low, xy_low), N::hi16(ab_low, xy_low),
             N::lo16(ab_high, xy_high), N::hi16(ab_high, xy_high));
     }
@@ -236,35 +291,41 @@ inline __mmask16 lane_mask(std::int32_t channels, int vector) {
   return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
 }
 
-// Where a vector of sums goes: through the output stage of scheme K to dtype D, straight from the
-// accumulator (per-channel constants loaded once per vector of a run), or (kRaw) as the exact sums
-// into DepthwiseOutputs::sums for the scalar stage.
-template <SchemeKind K, DType D, bool kRaw>
+// What a kernel writes: u8 or s8 through the output stage (the two differ only in the final pack
+// and the bound it saturates at), s32 through it (the int32 scheme), or the exact sums into
+// DepthwiseOutputs::sums for the scalar stage. The sums depend on neither the scheme nor the dtype,
+// so every pair without a vector stage shares one kernel per layout.
+enum class Written { bytes, s32, sums };
+
+// Where a vector of sums goes: through the output stage of scheme K, straight from the accumulator
+// (per-channel constants loaded once per vector of a run), or into DepthwiseOutputs::sums.
+template <SchemeKind K, Written W>
 struct Sink {
-  static constexpr std::int64_t kElement = D == DType::s32 ? 4 : 1;
+  static constexpr std::int64_t kElement = W == Written::s32 ? 4 : 1;
   stage_lanes::Lanes at;
   StageView stage;
   __mmask16 mask;
   std::byte* out;            // the run's pixel 0, this vector's first channel
   std::int64_t pixel_bytes;  // between consecutive output pixels
-  std::int32_t* sums;        // kRaw: the run's pixel 0, this vector's first lane
+  std::int32_t* sums;        // Written::sums: the run's pixel 0, this vector's first lane
 
   Sink(const DepthwiseOutputs& o, int v)
-      : at(kRaw ? stage_lanes::Lanes{} : stage_lanes::Lanes::load<K>(*o.stage, o.channel + 16 * v)),
+      : at(W == Written::sums ? stage_lanes::Lanes{}
+                              : stage_lanes::Lanes::load<K>(*o.stage, o.channel + 16 * v)),
         stage(*o.stage),
         mask(lane_mask(o.channels, v)),
         out(static_cast<std::byte*>(o.output) + 16 * v * kElement),
         pixel_bytes(o.output_stride * kElement),
         sums(o.sums + 16 * v) {}
   [[gnu::always_inline]] void put(std::int32_t pixel, __m512i acc) const {
-    if constexpr (kRaw) {
+    if constexpr (W == Written::sums) {
       _mm512_store_si512(sums + pixel * 64, acc);
     } else {
       // Every scheme clamps to [lo, hi] here (no narrowing-saturation shortcut), so the result
-      // already fits the output dtype and a truncating narrowing is exact.
+      // already fits the output dtype and a truncating narrowing is exact, for u8 and s8 alike.
       const __m512i r = stage_lanes::apply<K>(acc, at, stage, false);
       std::byte* to = out + pixel * pixel_bytes;
-      if constexpr (D == DType::s32) {
+      if constexpr (W == Written::s32) {
         _mm512_mask_storeu_epi32(to, mask, r);
       } else {
         _mm512_mask_cvtepi32_storeu_epi8(to, mask, r);
@@ -347,12 +408,12 @@ inline void for_tiles(std::int32_t pixels, const Tile& tile) {
 
 // Blocks of 16 or 32 lanes (channels in order): one vector of 16 channels at a time over the
 // whole run (its output-stage constants and weights loaded once), each sum narrowed on its own.
-template <SchemeKind K, DType D, bool kRaw, int kColumns, int kParts, int kStep>
+template <SchemeKind K, Written W, int kColumns, int kParts, int kStep>
 struct VectorTiles {
   const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   int v;
   __m512i start;
-  Sink<K, D, kRaw> sink;
+  Sink<K, W> sink;
   template <int kTile>
   [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
     __m512i acc[kTile];
@@ -378,12 +439,14 @@ inline void transpose_lanes(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
 }
 // A 64-lane block: a tile's four vectors one after the other, then per pixel: to u8 or s8, two
 // packs to 16 bits and one to 8, which leave the channels in order (see channel_order), and one
-// 64-byte store; to s32 (or the exact sums, kRaw), the lanes transposed back and four stores.
+// 64-byte store; to s32 (or the exact sums), the lanes transposed back and four stores. The pack
+// to bytes is the only step where u8 and s8 differ: one branch per pixel (the same way all run).
 // kSaturatedLow: the pack to bytes saturates at the output's lower bound, so the schemes skip
 // their own low clamp.
-template <SchemeKind K, DType D, bool kRaw, bool kSaturatedLow, int kColumns, int kParts, int kStep>
+template <SchemeKind K, Written W, bool kSaturatedLow, int kColumns, int kParts, int kStep>
 struct BlockTiles {
-  static constexpr bool kBytes = !kRaw && D != DType::s32;
+  static constexpr bool kRaw = W == Written::sums;
+  static constexpr bool kBytes = W == Written::bytes;
   // zy added to the packed words (saturating, as the packs narrow) rather than to each vector.
   static constexpr bool kZeroPointOnWords = kBytes && stage_lanes::zero_point_added_last(K);
   const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
@@ -435,8 +498,8 @@ struct BlockTiles {
       const std::int64_t pixel = first + p;
       if constexpr (kBytes) {
         const __mmask64 mask = (~std::uint64_t{0}) >> (64 - o.channels);
-        const __m512i bytes = D == DType::u8 ? _mm512_packus_epi16(r[1][p], r[3][p])
-                                             : _mm512_packs_epi16(r[1][p], r[3][p]);
+        const __m512i bytes = o.signed_output ? _mm512_packs_epi16(r[1][p], r[3][p])
+                                              : _mm512_packus_epi16(r[1][p], r[3][p]);
         _mm512_mask_storeu_epi8(static_cast<std::int8_t*>(o.output) + pixel * o.output_stride, mask,
                                 bytes);
       } else {
@@ -457,23 +520,23 @@ struct BlockTiles {
   }
 };
 
-template <SchemeKind K, DType D, bool kRaw, int kColumns, int kParts, int kStep>
+template <SchemeKind K, Written W, int kColumns, int kParts, int kStep>
 void run_outputs(const DepthwiseOutputs& o) {
   if (o.width == 64) {
     // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
     const StageView& s = *o.stage;
-    if constexpr (!kRaw && D != DType::s32) {
-      if (s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128)) {
-        return for_tiles<4>(o.pixels, BlockTiles<K, D, kRaw, true, kColumns, kParts, kStep>(o));
+    if constexpr (W == Written::bytes) {
+      if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
+        return for_tiles<4>(o.pixels, BlockTiles<K, W, true, kColumns, kParts, kStep>(o));
       }
     }
-    return for_tiles<4>(o.pixels, BlockTiles<K, D, kRaw, false, kColumns, kParts, kStep>(o));
+    return for_tiles<4>(o.pixels, BlockTiles<K, W, false, kColumns, kParts, kStep>(o));
   }
   const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
   for (int v = 0; v < o.width / 16 && 16 * v < o.channels; ++v) {
-    const VectorTiles<K, D, kRaw, kColumns, kParts, kStep> tiles{
+    const VectorTiles<K, W, kColumns, kParts, kStep> tiles{
         o, v, _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v)),
-        Sink<K, D, kRaw>(o, v)};
+        Sink<K, W>(o, v)};
     for_tiles<8>(o.pixels, tiles);
   }
 }
@@ -506,28 +569,18 @@ void block_stage(const StageView& in, std::int64_t blocks64, std::int64_t channe
   });
 }
 
-template <SchemeKind K, DType D, bool kRaw>
+template <SchemeKind K, Written W>
 DepthwiseOutputKernel for_layout(int columns, int parts, int column_step) {
   const auto is = [&](int c, int k, int step) {
     return columns == c && parts == k && column_step == step;
   };
-  if (is(3, 1, 1)) return &run_outputs<K, D, kRaw, 3, 1, 1>;
-  if (is(3, 1, 2)) return &run_outputs<K, D, kRaw, 3, 1, 2>;
-  if (is(2, 1, 1)) return &run_outputs<K, D, kRaw, 2, 1, 1>;
-  if (is(3, 2, 1)) return &run_outputs<K, D, kRaw, 3, 2, 1>;
-  if (is(3, 2, 2)) return &run_outputs<K, D, kRaw, 3, 2, 2>;
-  if (is(2, 2, 1)) return &run_outputs<K, D, kRaw, 2, 2, 1>;
-  return &run_outputs<K, D, kRaw, 0, 1, 1>;
-}
-
-template <SchemeKind K>
-DepthwiseOutputKernel for_dtype(DType output_dtype, int columns, int parts, int column_step) {
-  switch (output_dtype) {
-    case DType::u8: return for_layout<K, DType::u8, false>(columns, parts, column_step);
-    case DType::s8: return for_layout<K, DType::s8, false>(columns, parts, column_step);
-    // s32 from a requantizing scheme: r may exceed s32 before zy; the scalar stage.
-    default: return for_layout<K, DType::s32, true>(columns, parts, column_step);
-  }
+  if (is(3, 1, 1)) return &run_outputs<K, W, 3, 1, 1>;
+  if (is(3, 1, 2)) return &run_outputs<K, W, 3, 1, 2>;
+  if (is(2, 1, 1)) return &run_outputs<K, W, 2, 1, 1>;
+  if (is(3, 2, 1)) return &run_outputs<K, W, 3, 2, 1>;
+  if (is(3, 2, 2)) return &run_outputs<K, W, 3, 2, 2>;
+  if (is(2, 2, 1)) return &run_outputs<K, W, 2, 2, 1>;
+  return &run_outputs<K, W, 0, 1, 1>;
 }
 
 }  // namespace
@@ -574,24 +627,26 @@ void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t 
 DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int columns,
                                               int parts, int column_step) {
   const int t = columns, c = parts, step = column_step;
-  switch (scheme) {
-    case SchemeKind::int32:
-      if (output_dtype == DType::s32)
-        return for_layout<SchemeKind::int32, DType::s32, false>(t, c, step);
-      return for_layout<SchemeKind::int32, DType::s32, true>(t, c, step);
-    case SchemeKind::fbgemm: return for_dtype<SchemeKind::fbgemm>(output_dtype, t, c, step);
-    case SchemeKind::qnnpack: return for_dtype<SchemeKind::qnnpack>(output_dtype, t, c, step);
-    case SchemeKind::onednn: return for_dtype<SchemeKind::onednn>(output_dtype, t, c, step);
-    case SchemeKind::onnx: return for_dtype<SchemeKind::onnx>(output_dtype, t, c, step);
-    case SchemeKind::tvm: return for_dtype<SchemeKind::tvm>(output_dtype, t, c, step);
-    case SchemeKind::tvm_f32: return for_dtype<SchemeKind::tvm_f32>(output_dtype, t, c, step);
-    case SchemeKind::tflite: return for_dtype<SchemeKind::tflite>(output_dtype, t, c, step);
-    case SchemeKind::tflite_single:
-      return for_dtype<SchemeKind::tflite_single>(output_dtype, t, c, step);
-    case SchemeKind::onnxruntime:
-      return for_dtype<SchemeKind::onnxruntime>(output_dtype, t, c, step);
+  // A pair without a vector output stage: the exact sums, whatever the scheme and dtype.
+  if (epilogue_kernel(scheme, output_dtype) == nullptr) {
+    return for_layout<SchemeKind::int32, Written::sums>(t, c, step);
   }
-  return for_layout<SchemeKind::int32, DType::s32, true>(t, c, step);
+  if (output_dtype == DType::s32) return for_layout<SchemeKind::int32, Written::s32>(t, c, step);
+  constexpr Written kBytes = Written::bytes;
+  switch (scheme) {
+    case SchemeKind::fbgemm: return for_layout<SchemeKind::fbgemm, kBytes>(t, c, step);
+    case SchemeKind::qnnpack: return for_layout<SchemeKind::qnnpack, kBytes>(t, c, step);
+    case SchemeKind::onednn: return for_layout<SchemeKind::onednn, kBytes>(t, c, step);
+    case SchemeKind::onnx: return for_layout<SchemeKind::onnx, kBytes>(t, c, step);
+    case SchemeKind::tvm: return for_layout<SchemeKind::tvm, kBytes>(t, c, step);
+    case SchemeKind::tvm_f32: return for_layout<SchemeKind::tvm_f32, kBytes>(t, c, step);
+    case SchemeKind::tflite: return for_layout<SchemeKind::tflite, kBytes>(t, c, step);
+    case SchemeKind::tflite_single:
+      return for_layout<SchemeKind::tflite_single, kBytes>(t, c, step);
+    case SchemeKind::onnxruntime: return for_layout<SchemeKind::onnxruntime, kBytes>(t, c, step);
+    case SchemeKind::int32: break;  // int32 to bytes has no vector form: the sums, above
+  }
+  return for_layout<SchemeKind::int32, Written::sums>(t, c, step);
 }
 
 }  // namespace qconv::detail::avx512_vnni

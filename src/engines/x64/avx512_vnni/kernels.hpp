@@ -103,6 +103,11 @@ struct DepthwiseColumns {
   bool flip;                    // an s8 input: each byte xor 0x80 (read as u8, x + 128)
   std::uint8_t zero_point;      // zx as u8 (an s8 input's + 128)
   std::uint8_t* out;            // [groups][columns][4·width], 64-byte aligned
+  // Rows shared in pairs (one group; stride-2 rows: slots 0 and 1 of an output row are slots 2
+  // and 3 of the row before): the byte-interleaved words of slots 0 and 1 from that row's build,
+  // read instead of loading and unpacking rows 0 and 1; null: built from the rows.
+  const std::uint8_t* pairs_in;  // [columns][2·width], 64-byte aligned
+  std::uint8_t* pairs_out;       // where slots 2 and 3's words go for the next row, or null
 };
 void depthwise_columns(const DepthwiseColumns& c);
 
@@ -125,6 +130,7 @@ struct DepthwiseOutputs {
   std::int64_t channel;        // the block's first output channel
   void* output;                // pixel 0's first channel
   std::int64_t output_stride;  // elements between consecutive pixels
+  bool signed_output;          // an s8 output (else u8, or s32: 4-byte elements)
   const StageView* stage;      // depthwise_block_stage()'s: 64-lane blocks in their lanes' order
   // Written instead of the output when the (scheme, output dtype) has no vector output stage: the
   // exact sums, [pixels rounded up to 8][64], 64-byte aligned, for the scalar stage.
