@@ -81,35 +81,6 @@ inline void store_column(std::uint8_t* out, __m512i q0, __m512i q1, __m512i q2, 
   }
 }
 
-// A column's byte-interleaved words of two rows (DepthwiseColumns::pairs_in): the first `kWidth`
-// bytes of the low and high unpacks, 2·kWidth bytes in all.
-template <int kWidth>
-inline void store_pair(std::uint8_t* out, __m512i low, __m512i high) {
-  if constexpr (kWidth == 64) {
-    _mm512_store_si512(out, low);
-    _mm512_store_si512(out + 64, high);
-  } else if constexpr (kWidth == 32) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(low));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 32), _mm512_castsi512_si256(high));
-  } else {
-    _mm_store_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(low));
-    _mm_store_si128(reinterpret_cast<__m128i*>(out + 16), _mm512_castsi512_si128(high));
-  }
-}
-template <int kWidth>
-inline void load_pair(const std::uint8_t* in, __m512i& low, __m512i& high) {
-  if constexpr (kWidth == 64) {
-    low = _mm512_load_si512(in);
-    high = _mm512_load_si512(in + 64);
-  } else if constexpr (kWidth == 32) {  // the upper lanes are never stored
-    low = _mm512_castsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(in)));
-    high = _mm512_castsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(in + 32)));
-  } else {
-    low = _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(in)));
-    high = _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(in + 16)));
-  }
-}
-
 template <int kWidth, bool kExpand, bool kFlip, bool kFull>
 void build_columns(const DepthwiseColumns& c) {
   constexpr int kColumnBytes = 4 * kWidth;
@@ -145,17 +116,9 @@ void build_columns(const DepthwiseColumns& c) {
                                : fill;
     };
     for (std::int32_t j = left; j < right; ++j) {
-      __m512i ab_low, ab_high;
-      if (c.pairs_in != nullptr) {  // the same way for every column of the run
-        load_pair<kWidth>(c.pairs_in + j * 2 * kWidth, ab_low, ab_high);
-      } else {
-        const __m512i a = load(0, j), b = load(1, j);
-        ab_low = _mm512_unpacklo_epi8(a, b);
-        ab_high = _mm512_unpackhi_epi8(a, b);
-      }
-      const __m512i x = load(2, j), y = load(3, j);
+      const __m512i a = load(0, j), b = load(1, j), x = load(2, j), y = load(3, j);
+      const __m512i ab_low = _mm512_unpacklo_epi8(a, b), ab_high = _mm512_unpackhi_epi8(a, b);
       const __m512i xy_low = _mm512_unpacklo_epi8(x, y), xy_high = _mm512_unpackhi_epi8(x, y);
-      if (c.pairs_out != nullptr) store_pair<kWidth>(c.pairs_out + j * 2 * kWidth, xy_low, xy_high);
       store_column<kWidth>(out + j * kColumnBytes, _mm512_unpacklo_epi16(ab_low, xy_low),
                            _mm512_unpackhi_epi16(ab_low, xy_low),
                            _mm512_unpacklo_epi16(ab_high, xy_high),
@@ -189,9 +152,6 @@ struct Narrow<32> {
   static void store(std::uint8_t* at, __m256i v) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(at), v);
   }
-  static __m256i load_aligned(const std::uint8_t* at) {
-    return _mm256_load_si256(reinterpret_cast<const __m256i*>(at));
-  }
 };
 template <>
 struct Narrow<16> {
@@ -208,9 +168,6 @@ struct Narrow<16> {
   static __m128i hi16(__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); }
   static void store(std::uint8_t* at, __m128i v) {
     _mm_store_si128(reinterpret_cast<__m128i*>(at), v);
-  }
-  static __m128i load_aligned(const std::uint8_t* at) {
-    return _mm_load_si128(reinterpret_cast<const __m128i*>(at));
   }
 };
 
@@ -249,21 +206,9 @@ void build_narrow_columns(const DepthwiseColumns& c) {
       return kFlip ? N::flip(v) : v;
     };
     for (std::int32_t j = left; j < right; ++j) {
-      V ab_low, ab_high;
-      if (c.pairs_in != nullptr) {  // the same way for every column of the run
-        ab_low = N::load_aligned(c.pairs_in + j * 2 * kBytes);
-        ab_high = N::load_aligned(c.pairs_in + j * 2 * kBytes + kBytes);
-      } else {
-        const V a = load(0, j), b = load(1, j);
-        ab_low = N::lo8(a, b);
-        ab_high = N::hi8(a, b);
-      }
-      const V x = load(2, j), y = load(3, j);
+      const V a = load(0, j), b = load(1, j), x = load(2, j), y = load(3, j);
+      const V ab_low = N::lo8(a, b), ab_high = N::hi8(a, b);
       const V xy_low = N::lo8(x, y), xy_high = N::hi8(x, y);
-      if (c.pairs_out != nullptr) {
-        N::store(c.pairs_out + j * 2 * kBytes, xy_low);
-        N::store(c.pairs_out + j * 2 * kBytes + kBytes, xy_high);
-      }
       store(out + j * kColumnBytes, N::lo16(ab_low, xy_low), N::hi16(ab_low, xy_low),
             N::lo16(ab_high, xy_high), N::hi16(ab_high, xy_high));
     }

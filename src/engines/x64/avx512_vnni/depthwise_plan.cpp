@@ -20,10 +20,7 @@
 // s·dw) / stride_w: a dense depthwise convolution with a sub-kernel per phase (a 4x4 stride-2
 // kernel: 2 x 2 taps), nothing multiplied by inserted zeros. Where a row phase reads at most 3
 // consecutive input rows (3x3 stride 1; 4x4 stride 2 transposed), output rows go in pairs over
-// one set of columns (Geometry::row_pairs). At stride 2 with 3 or 4 kernel rows, an output row's
-// group is 4 consecutive input rows starting 2 below the previous row's: its first two rows are
-// the previous row's last two, whose byte-interleaved words that build kept (Geometry::
-// shared_pairs), so a run of output rows unpacks each input row once.
+// one set of columns (Geometry::row_pairs).
 #include "engines/x64/avx512_vnni/depthwise_plan.hpp"
 
 #include <algorithm>
@@ -83,10 +80,6 @@ struct Geometry {
   // then built once for two output rows.
   bool row_pairs = false;
   std::int64_t row_step = 1;
-  // Stride-2 rows whose groups overlap by a pair of input rows: one group of 4 consecutive input
-  // rows per output row (slots past the kernel's rows have weight 0), slots 0 and 1 taken from the
-  // previous output row's slots 2 and 3 within a strip of kSharedPairRows rows.
-  bool shared_pairs = false;
   std::vector<ColumnPhase> column_phases;
   std::int64_t first_column = 0;  // input column of buffer column 0
   std::int64_t max_groups = 0;
@@ -99,7 +92,6 @@ struct Geometry {
       row_phases.emplace_back();
       for (std::int32_t r = 0; r < d.kernel_h; ++r) row_phases[0].push_back(r);
       row_pairs = d.kernel_h <= 3 && d.stride_h == 1 && d.dilation_h == 1;
-      shared_pairs = d.stride_h == 2 && d.dilation_h == 1 && d.kernel_h >= 3 && d.kernel_h <= 4;
       ColumnPhase c;
       c.pixels = out_w;
       c.step = static_cast<std::int32_t>(d.stride_w);
@@ -190,20 +182,7 @@ struct Geometry {
     for (const ColumnPhase& c : column_phases) n = std::max(n, c.pixels);
     return n;
   }
-
-  // Per-thread scratch: the interleaved columns (at most 64 lanes of 4 bytes), the sums of a
-  // scalar output stage, then (shared_pairs) two buffers of a column's words of two rows, the
-  // previous row's and the next's.
-  std::int64_t pairs_offset() const {
-    return round_up(max_groups * max_columns() * 256 + 256 * (max_pixels() + kTilePixels), 64);
-  }
-  std::int64_t pair_buffer_bytes() const { return shared_pairs ? max_columns() * 128 : 0; }
-  std::int64_t scratch_bytes() const { return pairs_offset() + 2 * pair_buffer_bytes() + 64; }
 };
-
-// Output rows per task with shared pairs: the first row of a task builds its pairs from the rows,
-// the others reuse them. Short enough that 2 threads still get tasks to balance.
-constexpr std::int64_t kSharedPairRows = 4;
 
 // A block of up to 64 output channels and the input bytes it reads.
 struct Block {
@@ -233,7 +212,10 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     pack(problem, weights);
     columns_ = geometry_.max_columns();
-    scratch_bytes_ = geometry_.scratch_bytes();
+    // Interleaved columns (at most 64 lanes of 4 bytes), then the sums of a scalar output stage.
+    scratch_bytes_ = round_up(
+        geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + kTilePixels) + 64,
+        64);
     stage_bytes_ = 7 * round_up(out_channels_, 64) * 4;
     for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
@@ -268,7 +250,6 @@ class DepthwiseKernel final : public PreparedKernel {
       out << " (transposed: " << d.stride_h * d.stride_w << " output phases)";
     }
     if (geometry_.row_pairs) out << " (output rows in pairs)";
-    if (geometry_.shared_pairs) out << " (input row pairs shared by output rows)";
     if (splits_ > 1) out << " (w - zw outside s8: " << splits_ << " taps per weight)";
     if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
       out << " (NCHW through NHWC copies)";
@@ -301,25 +282,20 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     const auto zx = static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0));
     const auto blocks = static_cast<std::int64_t>(blocks_.size());
-    const auto rows_per_image = static_cast<std::int64_t>(task_rows_.size());
-    // A task: a strip of task rows of one block (one row, or kSharedPairRows with shared pairs).
-    const std::int64_t strip = geometry_.shared_pairs ? kSharedPairRows : 1;
-    const std::int64_t strips = (rows_per_image + strip - 1) / strip;
-    parallel_for(
-        call.threads, call.batch * strips * blocks, [&](std::int64_t begin, std::int64_t end) {
-          std::uint8_t* scratch = thread_scratch(static_cast<std::size_t>(scratch_bytes_), 0);
-          for (std::int64_t task = begin; task < end; ++task) {
-            const std::int64_t image_strip = task / blocks;
-            const std::int64_t first = image_strip % strips * strip;
-            const std::int64_t last = std::min(first + strip, rows_per_image);
-            for (std::int64_t row = first; row < last; ++row) {
-              run_row(call, static_cast<const std::uint8_t*>(input), output, stage, zx,
-                      image_strip / strips, task_rows_[static_cast<std::size_t>(row)],
-                      blocks_[static_cast<std::size_t>(task % blocks)],
-                      static_cast<std::size_t>(task % blocks), row - first, scratch);
-            }
-          }
-        });
+    const auto tasks_per_image = static_cast<std::int64_t>(task_rows_.size());
+    parallel_for(call.threads, call.batch * tasks_per_image * blocks,
+                 [&](std::int64_t begin, std::int64_t end) {
+                   std::uint8_t* scratch =
+                       thread_scratch(static_cast<std::size_t>(scratch_bytes_), 0);
+                   for (std::int64_t task = begin; task < end; ++task) {
+                     const std::int64_t row = task / blocks;
+                     run_row(call, static_cast<const std::uint8_t*>(input), output, stage, zx,
+                             row / tasks_per_image,
+                             task_rows_[static_cast<std::size_t>(row % tasks_per_image)],
+                             blocks_[static_cast<std::size_t>(task % blocks)],
+                             static_cast<std::size_t>(task % blocks), scratch);
+                   }
+                 });
     if (nchw_output) {
       nchw_from_nhwc(output, call.output, call.batch, out_channels_, out_h_ * out_w_, element,
                      call.threads);
@@ -415,8 +391,7 @@ class DepthwiseKernel final : public PreparedKernel {
 
   void run_row(const RunContext& call, const std::uint8_t* input, void* output,
                const StageView& stage, std::uint8_t zx, std::int64_t n, std::int64_t y,
-               const Block& b, std::size_t block_index, std::int64_t in_strip,
-               std::uint8_t* scratch) const {
+               const Block& b, std::size_t block_index, std::uint8_t* scratch) const {
     const auto& d = problem_.desc();
     const bool transposed = problem_.transposed();
     const std::size_t a = transposed ? static_cast<std::size_t>(y % d.stride_h) : 0;
@@ -427,18 +402,15 @@ class DepthwiseKernel final : public PreparedKernel {
       return transposed ? floor_div(y + d.pad_top - r * d.dilation_h, d.stride_h)
                         : y * d.stride_h + r * d.dilation_h - d.pad_top;
     };
-    // With row pairs slot i holds input row (that of slot 0) + i, one more slot than row y uses;
-    // with shared pairs 4 consecutive input rows, slots past the kernel's rows of weight 0.
-    const bool shared = geometry_.shared_pairs;
-    const std::size_t slots =
-        shared ? 4 : kernel_rows.size() + (pairs && !kernel_rows.empty() ? 1 : 0);
+    // With row pairs slot i holds input row (that of slot 0) + i, one more slot than row y uses.
+    const std::size_t slots = kernel_rows.size() + (pairs && !kernel_rows.empty() ? 1 : 0);
     const auto groups = static_cast<std::int32_t>((slots + 3) / 4);
     std::array<const std::uint8_t*, kMaxKernelRows> rows;  // NOLINT: the first groups · 4 set
     for (std::int32_t i = 0; i < groups * 4; ++i) {
       rows[static_cast<std::size_t>(i)] = nullptr;
       if (static_cast<std::size_t>(i) >= slots) continue;
-      const std::int64_t iy = pairs || shared ? input_row(kernel_rows[0]) + i
-                                              : input_row(kernel_rows[static_cast<std::size_t>(i)]);
+      const std::int64_t iy = pairs ? input_row(kernel_rows[0]) + i
+                                    : input_row(kernel_rows[static_cast<std::size_t>(i)]);
       if (iy < 0 || iy >= d.in_height) continue;
       rows[static_cast<std::size_t>(i)] =
           input + ((n * d.in_height + iy) * d.in_width) * in_channels_ + b.input_offset;
@@ -446,21 +418,11 @@ class DepthwiseKernel final : public PreparedKernel {
     const std::int64_t buffer_bytes =
         static_cast<std::int64_t>(geometry_.max_groups) * columns_ * 4 * b.width;
     std::int32_t* raw = reinterpret_cast<std::int32_t*>(scratch + round_up(buffer_bytes, 64));
-    // Shared pairs: the previous row of the strip left its slots 2 and 3 in one pair buffer (by
-    // the parity of the row in the strip); this row reads them and leaves its own in the other.
-    const std::uint8_t* pairs_in = nullptr;
-    std::uint8_t* pairs_out = nullptr;
-    if (shared) {
-      std::uint8_t* buffers = scratch + geometry_.pairs_offset();
-      const std::int64_t bytes = geometry_.pair_buffer_bytes();
-      pairs_out = buffers + (in_strip % 2) * bytes;
-      if (in_strip > 0) pairs_in = buffers + ((in_strip + 1) % 2) * bytes;
-    }
     if (groups > 0) {
       depthwise_columns({rows.data(), groups, in_channels_, d.in_width, geometry_.first_column,
                          static_cast<std::int32_t>(columns_), b.width, b.input_bytes,
                          multiplier_ > 1 ? expand_.data() + block_index * 64 : nullptr, flip_input_,
-                         zx, scratch, pairs_in, pairs_out});
+                         zx, scratch});
     }
     write_row(call, output, stage, zx, n, y, phase, groups, b, block_index, scratch, raw);
     if (pairs && y + geometry_.row_step < out_h_) {
@@ -533,7 +495,10 @@ bool depthwise_takes(const Problem& problem) {
   if (d.groups < 2 || d.groups != d.in_channels) return false;
   if (d.kernel_h > kMaxKernelRows) return false;
   if (problem.transposed() && d.stride_h * d.stride_w > kMaxPhases) return false;
-  return Geometry(problem).scratch_bytes() <= kMaxScratchBytes;
+  const Geometry geometry(problem);
+  const std::int64_t bytes =
+      geometry.max_groups * geometry.max_columns() * 256 + 256 * (geometry.max_pixels() + 8) + 64;
+  return bytes <= kMaxScratchBytes;
 }
 
 std::unique_ptr<PreparedKernel> make_depthwise_kernel(const Problem& problem,

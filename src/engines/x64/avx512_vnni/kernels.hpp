@@ -103,11 +103,6 @@ struct DepthwiseColumns {
   bool flip;                    // an s8 input: each byte xor 0x80 (read as u8, x + 128)
   std::uint8_t zero_point;      // zx as u8 (an s8 input's + 128)
   std::uint8_t* out;            // [groups][columns][4·width], 64-byte aligned
-  // Rows shared in pairs (one group; stride-2 rows: slots 0 and 1 of an output row are slots 2
-  // and 3 of the row before): the byte-interleaved words of slots 0 and 1 from that row's build,
-  // read instead of loading and unpacking rows 0 and 1; null: built from the rows.
-  const std::uint8_t* pairs_in;  // [columns][2·width], 64-byte aligned
-  std::uint8_t* pairs_out;       // where slots 2 and 3's words go for the next row, or null
 };
 void depthwise_columns(const DepthwiseColumns& c);
 
