@@ -412,31 +412,46 @@ struct BlockTiles {
     for (int v = 0; v < 4; ++v) {
       __m512i acc[kTile];
       accumulate<kTile, kColumns, kParts, kStep>(o, v, first, start[v], acc);
-      // Loaded per tile (memory operands, mostly): kept for the whole run, four vectors' worth
-      // would be stored to the stack and read back. The stage's arrays are in the block's lane
-      // order (depthwise_block_stage).
-      stage_lanes::Lanes at{};
-      if constexpr (!kRaw) at = stage_lanes::Lanes::load<K>(stage, o.channel + 16 * v);
+      finish_vector<kTile>(v, acc, r);
+    }
+    store<kTile>(r, first, valid);
+  }
+
+  // Vector v of a tile's sums through the output stage into r[v] (u8 and s8: pairs of vectors
+  // packed to words as soon as both are done).
+  template <int kTile>
+  [[gnu::always_inline]] void finish_vector(int v, const __m512i (&acc)[kTile],
+                                            __m512i (&r)[4][kTile]) const {
+    // Loaded per tile (memory operands, mostly): kept for the whole run, four vectors' worth
+    // would be stored to the stack and read back. The stage's arrays are in the block's lane
+    // order (depthwise_block_stage).
+    stage_lanes::Lanes at{};
+    if constexpr (!kRaw) at = stage_lanes::Lanes::load<K>(stage, o.channel + 16 * v);
 #pragma GCC unroll 8
-      for (int p = 0; p < kTile; ++p) {
-        const __m512i result =
-            kRaw ? acc[p]
-                 : stage_lanes::apply<K>(acc[p], at, stage, kSaturatedLow, !kZeroPointOnWords);
-        if constexpr (kBytes) {  // words as soon as a pair of vectors is done
-          if (v % 2 == 0) {
-            r[v][p] = result;
-          } else {
-            r[v][p] = _mm512_packs_epi32(r[v - 1][p], result);
-            if constexpr (kZeroPointOnWords) {
-              r[v][p] = _mm512_adds_epi16(
-                  r[v][p], _mm512_set1_epi16(static_cast<std::int16_t>(stage.zero_point)));
-            }
-          }
-        } else {
+    for (int p = 0; p < kTile; ++p) {
+      const __m512i result =
+          kRaw ? acc[p]
+               : stage_lanes::apply<K>(acc[p], at, stage, kSaturatedLow, !kZeroPointOnWords);
+      if constexpr (kBytes) {  // words as soon as a pair of vectors is done
+        if (v % 2 == 0) {
           r[v][p] = result;
+        } else {
+          r[v][p] = _mm512_packs_epi32(r[v - 1][p], result);
+          if constexpr (kZeroPointOnWords) {
+            r[v][p] = _mm512_adds_epi16(
+                r[v][p], _mm512_set1_epi16(static_cast<std::int16_t>(stage.zero_point)));
+          }
         }
+      } else {
+        r[v][p] = result;
       }
     }
+  }
+
+  // The first `valid` pixels of a finished tile to the output (or the sums).
+  template <int kTile>
+  [[gnu::always_inline]] void store(const __m512i (&r)[4][kTile], std::int32_t first,
+                                    std::int32_t valid) const {
 #pragma GCC unroll 8
     for (int p = 0; p < kTile; ++p) {
       if (p >= valid) continue;
@@ -464,6 +479,84 @@ struct BlockTiles {
     }
   }
 };
+
+// Stride 2, 3 kernel columns, one group of 4 rows, a full 64-lane block of a u8 input, the
+// columns never written to a buffer (DepthwiseOutputs::source): a tile interleaves the 2·kTile + 1
+// input columns it reads in registers and feeds each straight to its vpdpbusd. At stride 2 every
+// pixel has two columns of its own; built into a buffer, their stores and the loads back cost
+// more than the unpacks and the tile's vpdpbusd together.
+template <SchemeKind K, bool kSaturatedLow>
+struct FusedStride2Tiles {
+  BlockTiles<K, Written::bytes, kSaturatedLow, 3, 1, 2> block;  // its start and output stage
+  const std::uint8_t* row[4];  // input column 0 of each slot, or null: the zero point
+  __m512i fill;
+  std::int64_t pixel_bytes, first_column, in_width;
+
+  explicit FusedStride2Tiles(const DepthwiseOutputs& o)
+      : block(o),
+        fill(_mm512_set1_epi8(static_cast<char>(o.source->zero_point))),
+        pixel_bytes(o.source->pixel_bytes),
+        first_column(o.source->first_column),
+        in_width(o.source->in_width) {
+    for (int i = 0; i < 4; ++i) row[i] = o.source->rows[i];
+  }
+
+  // Input column `column` of the 4 rows interleaved: q[v] is the column's vector v in the buffer.
+  [[gnu::always_inline]] void interleave(std::int64_t column, __m512i (&q)[4]) const {
+    const bool inside = column >= 0 && column < in_width;
+    const auto load = [&](int i) {
+      return inside && row[i] != nullptr ? _mm512_loadu_si512(row[i] + column * pixel_bytes) : fill;
+    };
+    const __m512i a = load(0), b = load(1), x = load(2), y = load(3);
+    const __m512i ab_low = _mm512_unpacklo_epi8(a, b), ab_high = _mm512_unpackhi_epi8(a, b);
+    const __m512i xy_low = _mm512_unpacklo_epi8(x, y), xy_high = _mm512_unpackhi_epi8(x, y);
+    q[0] = _mm512_unpacklo_epi16(ab_low, xy_low);
+    q[1] = _mm512_unpackhi_epi16(ab_low, xy_low);
+    q[2] = _mm512_unpacklo_epi16(ab_high, xy_high);
+    q[3] = _mm512_unpackhi_epi16(ab_high, xy_high);
+  }
+
+  template <int kTile>
+  [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
+    __m512i acc[4][kTile];
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) {
+#pragma GCC unroll 8
+      for (int p = 0; p < kTile; ++p) acc[v][p] = block.start[v];
+    }
+    // Weights [tap][64 lanes][4]: tap s's vector v at 256·s + 64·v.
+    const std::int8_t* w = block.o.weights;
+    // Column t of the tile feeds pixel p at kernel column s = t − 2p.
+#pragma GCC unroll 16
+    for (int t = 0; t < 2 * kTile + 1; ++t) {
+      __m512i q[4];
+      interleave(first_column + 2 * static_cast<std::int64_t>(first) + t, q);
+#pragma GCC unroll 3
+      for (int s = 0; s < 3; ++s) {
+        if (t < s || (t - s) % 2 != 0 || (t - s) / 2 >= kTile) continue;
+        const int p = (t - s) / 2;
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; ++v) {
+          acc[v][p] = _mm512_dpbusd_epi32(acc[v][p], q[v], _mm512_load_si512(w + 256 * s + 64 * v));
+        }
+      }
+    }
+    __m512i r[4][kTile];
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) block.template finish_vector<kTile>(v, acc[v], r);
+    block.template store<kTile>(r, first, valid);
+  }
+};
+
+template <SchemeKind K>
+void run_fused_stride2(const DepthwiseOutputs& o) {
+  // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
+  const StageView& s = *o.stage;
+  if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
+    return for_tiles<4>(o.pixels, FusedStride2Tiles<K, true>(o));
+  }
+  for_tiles<4>(o.pixels, FusedStride2Tiles<K, false>(o));
+}
 
 template <SchemeKind K, Written W, int kColumns, int kParts, int kStep>
 void run_outputs(const DepthwiseOutputs& o) {
@@ -592,6 +685,25 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
     case SchemeKind::int32: break;  // int32 to bytes has no vector form: the sums, above
   }
   return for_layout<SchemeKind::int32, Written::sums>(t, c, step);
+}
+
+DepthwiseOutputKernel depthwise_fused_stride2_kernel(SchemeKind scheme, DType output_dtype) {
+  if (output_dtype == DType::s32 || epilogue_kernel(scheme, output_dtype) == nullptr) {
+    return nullptr;
+  }
+  switch (scheme) {
+    case SchemeKind::fbgemm: return &run_fused_stride2<SchemeKind::fbgemm>;
+    case SchemeKind::qnnpack: return &run_fused_stride2<SchemeKind::qnnpack>;
+    case SchemeKind::onednn: return &run_fused_stride2<SchemeKind::onednn>;
+    case SchemeKind::onnx: return &run_fused_stride2<SchemeKind::onnx>;
+    case SchemeKind::tvm: return &run_fused_stride2<SchemeKind::tvm>;
+    case SchemeKind::tvm_f32: return &run_fused_stride2<SchemeKind::tvm_f32>;
+    case SchemeKind::tflite: return &run_fused_stride2<SchemeKind::tflite>;
+    case SchemeKind::tflite_single: return &run_fused_stride2<SchemeKind::tflite_single>;
+    case SchemeKind::onnxruntime: return &run_fused_stride2<SchemeKind::onnxruntime>;
+    case SchemeKind::int32: break;
+  }
+  return nullptr;
 }
 
 }  // namespace qconv::detail::avx512_vnni
