@@ -261,7 +261,12 @@ class DepthwiseKernel final : public PreparedKernel {
       out << " (NCHW through NHWC copies)";
     }
     if (epilogue_ == nullptr) out << " (scalar output stage)";
-    if (fused_ != nullptr) out << " (full 64-channel blocks: columns interleaved in registers)";
+    const bool full_block = std::any_of(blocks_.begin(), blocks_.end(), [](const Block& b) {
+      return b.width == 64 && b.channels == 64;
+    });
+    if (fused_ != nullptr && full_block) {
+      out << " (full 64-channel blocks: columns interleaved in registers)";
+    }
     return out.str();
   }
 
