@@ -449,20 +449,39 @@ struct BlockTiles {
   }
 
   // The first `valid` pixels of a finished tile to the output (or the sums).
+  // The pack to bytes chosen once per tile: only this loop is compiled twice, not the kernel.
   template <int kTile>
   [[gnu::always_inline]] void store(const __m512i (&r)[4][kTile], std::int32_t first,
                                     std::int32_t valid) const {
+    if constexpr (kBytes) {
+      if (o.signed_output) return store_bytes<kTile, true>(r, first, valid);
+      store_bytes<kTile, false>(r, first, valid);
+    } else {
+      store_words<kTile>(r, first, valid);
+    }
+  }
+  template <int kTile, bool kSigned>
+  [[gnu::always_inline]] void store_bytes(const __m512i (&r)[4][kTile], std::int32_t first,
+                                          std::int32_t valid) const {
+    const __mmask64 mask = (~std::uint64_t{0}) >> (64 - o.channels);
+    auto* out = static_cast<std::int8_t*>(o.output) + first * o.output_stride;
+    const std::int64_t stride = o.output_stride;
+#pragma GCC unroll 8
+    for (int p = 0; p < kTile; ++p) {
+      if (p >= valid) continue;
+      const __m512i bytes =
+          kSigned ? _mm512_packs_epi16(r[1][p], r[3][p]) : _mm512_packus_epi16(r[1][p], r[3][p]);
+      _mm512_mask_storeu_epi8(out + p * stride, mask, bytes);
+    }
+  }
+  template <int kTile>
+  [[gnu::always_inline]] void store_words(const __m512i (&r)[4][kTile], std::int32_t first,
+                                          std::int32_t valid) const {
 #pragma GCC unroll 8
     for (int p = 0; p < kTile; ++p) {
       if (p >= valid) continue;
       const std::int64_t pixel = first + p;
-      if constexpr (kBytes) {
-        const __mmask64 mask = (~std::uint64_t{0}) >> (64 - o.channels);
-        const __m512i bytes = o.signed_output ? _mm512_packs_epi16(r[1][p], r[3][p])
-                                              : _mm512_packus_epi16(r[1][p], r[3][p]);
-        _mm512_mask_storeu_epi8(static_cast<std::int8_t*>(o.output) + pixel * o.output_stride, mask,
-                                bytes);
-      } else {
+      {  // s32, or the exact sums: the 64-lane order back to channel order
         __m512i n[4] = {r[0][p], r[1][p], r[2][p], r[3][p]};
         transpose_lanes(n[0], n[1], n[2], n[3]);
 #pragma GCC unroll 4
