@@ -504,9 +504,10 @@ struct BlockTiles {
 // input columns it reads in registers and feeds each straight to its vpdpbusd. At stride 2 every
 // pixel has two columns of its own; built into a buffer, their stores and the loads back cost
 // more than the unpacks and the tile's vpdpbusd together.
-template <SchemeKind K, bool kSaturatedLow>
+// kParts: each kernel column's w − zw in that many s8 parts, one vpdpbusd each.
+template <SchemeKind K, bool kSaturatedLow, int kParts>
 struct FusedStride2Tiles {
-  BlockTiles<K, Written::bytes, kSaturatedLow, 3, 1, 2> block;  // its start and output stage
+  BlockTiles<K, Written::bytes, kSaturatedLow, 3, kParts, 2> block;  // its start and output stage
   const std::uint8_t* row[4];  // input column 0 of each slot, or null: the zero point
   __m512i fill;
   std::int64_t pixel_bytes, first_column, in_width;
@@ -543,7 +544,8 @@ struct FusedStride2Tiles {
 #pragma GCC unroll 8
       for (int p = 0; p < kTile; ++p) acc[v][p] = block.start[v];
     }
-    // Weights [tap][64 lanes][4]: tap s's vector v at 256·s + 64·v.
+    // Weights [tap][64 lanes][4]: part k of kernel column s is tap kParts·s + k, its vector v at
+    // 256·tap + 64·v.
     const std::int8_t* w = block.o.weights;
     // Column t of the tile feeds pixel p at kernel column s = t − 2p.
 #pragma GCC unroll 16
@@ -556,7 +558,11 @@ struct FusedStride2Tiles {
         const int p = (t - s) / 2;
 #pragma GCC unroll 4
         for (int v = 0; v < 4; ++v) {
-          acc[v][p] = _mm512_dpbusd_epi32(acc[v][p], q[v], _mm512_load_si512(w + 256 * s + 64 * v));
+#pragma GCC unroll 2
+          for (int k = 0; k < kParts; ++k) {
+            const std::int8_t* at = w + 256 * (kParts * s + k) + 64 * v;
+            acc[v][p] = _mm512_dpbusd_epi32(acc[v][p], q[v], _mm512_load_si512(at));
+          }
         }
       }
     }
@@ -567,14 +573,20 @@ struct FusedStride2Tiles {
   }
 };
 
-template <SchemeKind K>
+template <SchemeKind K, int kParts>
 void run_fused_stride2(const DepthwiseOutputs& o) {
   // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
   const StageView& s = *o.stage;
   if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
-    return for_tiles<4>(o.pixels, FusedStride2Tiles<K, true>(o));
+    return for_tiles<4>(o.pixels, FusedStride2Tiles<K, true, kParts>(o));
   }
-  for_tiles<4>(o.pixels, FusedStride2Tiles<K, false>(o));
+  for_tiles<4>(o.pixels, FusedStride2Tiles<K, false, kParts>(o));
+}
+
+template <SchemeKind K>
+DepthwiseOutputKernel fused_stride2_parts(int parts) {
+  if (parts == 1) return &run_fused_stride2<K, 1>;
+  return parts == 2 ? &run_fused_stride2<K, 2> : nullptr;
 }
 
 template <SchemeKind K, Written W, int kColumns, int kParts, int kStep>
@@ -706,20 +718,21 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
   return for_layout<SchemeKind::int32, Written::sums>(t, c, step);
 }
 
-DepthwiseOutputKernel depthwise_fused_stride2_kernel(SchemeKind scheme, DType output_dtype) {
+DepthwiseOutputKernel depthwise_fused_stride2_kernel(SchemeKind scheme, DType output_dtype,
+                                                     int parts) {
   if (output_dtype == DType::s32 || epilogue_kernel(scheme, output_dtype) == nullptr) {
     return nullptr;
   }
   switch (scheme) {
-    case SchemeKind::fbgemm: return &run_fused_stride2<SchemeKind::fbgemm>;
-    case SchemeKind::qnnpack: return &run_fused_stride2<SchemeKind::qnnpack>;
-    case SchemeKind::onednn: return &run_fused_stride2<SchemeKind::onednn>;
-    case SchemeKind::onnx: return &run_fused_stride2<SchemeKind::onnx>;
-    case SchemeKind::tvm: return &run_fused_stride2<SchemeKind::tvm>;
-    case SchemeKind::tvm_f32: return &run_fused_stride2<SchemeKind::tvm_f32>;
-    case SchemeKind::tflite: return &run_fused_stride2<SchemeKind::tflite>;
-    case SchemeKind::tflite_single: return &run_fused_stride2<SchemeKind::tflite_single>;
-    case SchemeKind::onnxruntime: return &run_fused_stride2<SchemeKind::onnxruntime>;
+    case SchemeKind::fbgemm: return fused_stride2_parts<SchemeKind::fbgemm>(parts);
+    case SchemeKind::qnnpack: return fused_stride2_parts<SchemeKind::qnnpack>(parts);
+    case SchemeKind::onednn: return fused_stride2_parts<SchemeKind::onednn>(parts);
+    case SchemeKind::onnx: return fused_stride2_parts<SchemeKind::onnx>(parts);
+    case SchemeKind::tvm: return fused_stride2_parts<SchemeKind::tvm>(parts);
+    case SchemeKind::tvm_f32: return fused_stride2_parts<SchemeKind::tvm_f32>(parts);
+    case SchemeKind::tflite: return fused_stride2_parts<SchemeKind::tflite>(parts);
+    case SchemeKind::tflite_single: return fused_stride2_parts<SchemeKind::tflite_single>(parts);
+    case SchemeKind::onnxruntime: return fused_stride2_parts<SchemeKind::onnxruntime>(parts);
     case SchemeKind::int32: break;
   }
   return nullptr;

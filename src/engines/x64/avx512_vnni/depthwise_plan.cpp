@@ -231,9 +231,9 @@ class DepthwiseKernel final : public PreparedKernel {
       c.kernel = depthwise_output_kernel(d.scheme.kind, d.output_dtype, columns, splits_, c.step);
       // Stride 2 over 3 kernel columns in one group of rows, a u8 input, multiplier 1: full 64-lane
       // blocks interleave their columns in registers instead of a buffer.
-      if (geometry_.column_phases.size() == 1 && columns == 3 && splits_ == 1 && c.step == 2 &&
+      if (geometry_.column_phases.size() == 1 && columns == 3 && c.step == 2 &&
           geometry_.max_groups == 1 && !flip_input_ && multiplier_ == 1) {
-        fused_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype);
+        fused_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_);
       }
     }
   }

@@ -152,9 +152,10 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
                                               int parts, int column_step);
 
 // The kernel for a full 64-lane block (64 channels, multiplier 1) of a u8 input at stride 2 with
-// 3 kernel columns at consecutive buffer columns, one part each, and one group of rows: the columns
-// interleaved in registers from DepthwiseOutputs::source, no buffer. Null where (scheme, output
-// dtype) has no vector output stage to u8 or s8.
-DepthwiseOutputKernel depthwise_fused_stride2_kernel(SchemeKind scheme, DType output_dtype);
+// 3 kernel columns at consecutive buffer columns, `parts` taps each, and one group of rows: the
+// columns interleaved in registers from DepthwiseOutputs::source, no buffer. Null where (scheme,
+// output dtype) has no vector output stage to u8 or s8, or for more than 2 parts.
+DepthwiseOutputKernel depthwise_fused_stride2_kernel(SchemeKind scheme, DType output_dtype,
+                                                     int parts);
 
 }  // namespace qconv::detail::avx512_vnni
