@@ -9,6 +9,6 @@ scripts/install-deps.sh --tests
 
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1" \
   -DQCONV_SANITIZE=thread -DQCONV_BUILD_TOOLS=OFF -DQCONV_BUILD_PYTHON=OFF
-cmake --build build-tsan --target qconv_tests -j"$(nproc)"
+cmake --build build-tsan --target qconv_concurrency_tests -j"$(nproc)"
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
-  ./build-tsan/tests/qconv_tests --gtest_filter='Concurrency*:ThreadPool*'
+  ./build-tsan/tests/qconv_concurrency_tests --gtest_filter='Concurrency*:ThreadPool*'

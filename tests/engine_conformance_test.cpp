@@ -130,8 +130,8 @@ TEST_P(EngineConformance, EveryScheme_DType_AndZeroPointExtreme) {
 // A fixed geometry with random data and quantization.
 RandomCase fixed_case(Rng& rng, std::int64_t c, std::int64_t o, std::int64_t h, std::int64_t w,
                       std::int64_t k, std::int64_t stride, std::int64_t pad, std::int64_t batch,
-                      std::int64_t groups = 1, bool symmetric_weights = false) {
-  RandomProblemOptions opt;
+                      std::int64_t groups = 1, bool symmetric_weights = false,
+                      RandomProblemOptions opt = {}) {
   opt.op = OpKind::conv2d;
   opt.input_layout = opt.output_layout = Layout::NHWC;
   ProblemDesc d = test::random_problem_desc(rng, [&] {
@@ -283,6 +283,94 @@ TEST_P(EngineConformance, WeightZeroPointWindowSumsOnEveryPath) {
       ++ran;
     }
     EXPECT_GT(ran, 0) << "every round's scheme refused the weight zero points";
+  }
+}
+
+// First layers (up to 4 input channels) run on AMX from a copy with padded input rows interleaved
+// per pixel, each kernel row one contiguous run (interleaved_rows.hpp): ResNet's 7x7/s2 and
+// MobileNet's 3x3/s2 at reduced size, 1 to 4 channels, 5x5, stride 1, odd extents (pixel tails),
+// asymmetric padding, output channels off a multiple of 16, outputs narrower than an AMX block,
+// weight zero points per tensor and per channel (the weights the copy adds are the zero point, and
+// the window sums count the copy's padded channel and rows), u8 weights, s8 inputs, every scheme,
+// batch 2, NCHW, 1 and 2 threads.
+TEST_P(EngineConformance, FirstLayersOnInterleavedRows) {
+  Rng rng(31);
+  struct Shape {
+    std::int64_t c, o, h, w, k, stride, top, bottom, left, right;
+    std::int64_t kernel_w = 0, stride_w = 0;  // 0: k, stride
+    bool interleaved = true;                  // on avx512_amx (stride 3 is not: R·4 bytes)
+  };
+  const Shape shapes[] = {
+      {3, 64, 23, 29, 7, 2, 3, 3, 3, 3},
+      {3, 32, 21, 35, 3, 2, 1, 1, 1, 1},
+      // Stride 4; a 7x1 kernel (8 rows per group, the gather path); 1x5 at stride 1x2; stride 3.
+      {3, 24, 19, 33, 5, 4, 2, 2, 2, 2},
+      {3, 16, 17, 26, 7, 2, 3, 3, 0, 0, 1, 1},
+      {2, 20, 15, 31, 1, 1, 0, 0, 2, 2, 5, 2},
+      {3, 32, 12, 20, 3, 3, 1, 1, 1, 1, 0, 0, false},
+      {1, 16, 17, 19, 3, 2, 1, 0, 1, 0},
+      {2, 40, 13, 22, 7, 2, 2, 3, 1, 3},
+      {4, 17, 15, 40, 3, 2, 0, 1, 1, 0},
+      {3, 96, 9, 70, 3, 1, 1, 1, 1, 1},
+      {3, 130, 11, 45, 7, 2, 3, 2, 3, 2},
+      {3, 24, 7, 7, 7, 2, 3, 3, 3, 3},
+      {3, 64, 14, 100, 5, 2, 2, 2, 2, 2},
+      {3, 33, 40, 9, 3, 2, 1, 1, 1, 1},
+  };
+  constexpr SchemeKind kSchemes[] = {
+      SchemeKind::int32,         SchemeKind::fbgemm,     SchemeKind::qnnpack, SchemeKind::onednn,
+      SchemeKind::onnx,          SchemeKind::tvm,        SchemeKind::tvm_f32, SchemeKind::tflite,
+      SchemeKind::tflite_single, SchemeKind::onnxruntime};
+  int round = 0;
+  for (const Shape& s : shapes) {
+    for (const SchemeKind scheme : kSchemes) {
+      RandomProblemOptions opt;
+      opt.scheme = scheme;
+      opt.input_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
+      opt.weight_dtype = round % 4 < 2 ? DType::s8 : DType::u8;
+      const std::int64_t batch = round % 3 == 0 ? 2 : 1;
+      RandomCase rc =
+          fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, 0, batch, 1, round % 3 == 1, opt);
+      ProblemDesc d = rc.desc;
+      d.pad_top = s.top;
+      d.pad_bottom = s.bottom;
+      d.pad_left = s.left;
+      d.pad_right = s.right;
+      if (s.kernel_w != 0) d.kernel_w = s.kernel_w;
+      if (s.stride_w != 0) d.stride_w = s.stride_w;
+      if (round % 5 == 4) d.input_layout = Layout::NCHW;
+      if (round % 3 == 2) {  // a weight zero point per channel, not the dtype's middle
+        const std::int32_t middle = d.weight_dtype == DType::u8 ? 128 : 0;
+        d.weight_zero_point.resize(static_cast<std::size_t>(s.o));
+        for (std::int64_t o = 0; o < s.o; ++o) {
+          d.weight_zero_point[static_cast<std::size_t>(o)] =
+              static_cast<std::int32_t>(middle + 1 + o % 5);
+        }
+        d.weight_scale.assign(static_cast<std::size_t>(s.o), d.weight_scale[0]);
+        try {
+          (void)Problem(d);
+        } catch (const Error&) {  // a scheme that takes one weight zero point: per tensor
+          d.weight_zero_point.assign(1, middle + 3);
+          d.weight_scale.assign(1, d.weight_scale[0]);
+        }
+      }
+      rc = test::random_case_for(rng, d);
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+      if (GetParam() == "avx512_amx") {
+        const Plan plan =
+            Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()});
+        EXPECT_EQ(plan.describe().find("interleaved") != std::string::npos, s.interleaved)
+            << plan.describe();
+        if (round % 7 == 0) {  // a file holds the layer's weights and loads into the same plan
+          const Plan loaded = deserialize(serialize(plan, SaveOptions{true}));
+          EXPECT_EQ(run(rc, loaded, 1), run(rc, plan, 1)) << loaded.describe();
+        }
+      }
+      ++round;
+    }
   }
 }
 

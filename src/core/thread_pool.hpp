@@ -60,7 +60,7 @@ class ThreadPool {
   struct Job;
   void ensure_workers(int wanted);
   void worker_loop();
-  void work_on(Job& job);
+  void work_on(Job& job, int home);
   void remove_from_queue(Job& job);
 
   mutable std::mutex mutex_;

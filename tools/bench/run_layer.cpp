@@ -50,7 +50,7 @@ LayerResult run_layer(const LayerRow& row, const Options& options, const RepeatP
   Timing timing;
   if (peer) {
     const auto [mine, theirs] = time_alternating(
-        run_qconv, [&] { peer->run(); }, policy);
+        run_qconv, [&] { peer->run(); }, policy, resolve_threads(options.threads));
     timing = mine;
     result.peer_timing = theirs;
     result.peer_prepare_ms = peer->prepare_ms();

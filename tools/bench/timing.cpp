@@ -40,9 +40,10 @@ Timing median_of(std::vector<double> times_ms) {
 
 std::pair<Timing, Timing> time_alternating(const std::function<void()>& a,
                                            const std::function<void()>& b,
-                                           const RepeatPolicy& policy) {
+                                           const RepeatPolicy& policy, int threads) {
   using Clock = std::chrono::steady_clock;
-  constexpr double kTurnMs = 1.0;
+  const double turn_ms = threads > 1 ? 10.0 : 1.0;
+  const auto pause = std::chrono::milliseconds(threads > 1 ? 30 : 3);
   std::vector<double> times[2];
   double totals[2] = {0.0, 0.0};
   const std::function<void()>* runs[2] = {&a, &b};
@@ -56,8 +57,14 @@ std::pair<Timing, Timing> time_alternating(const std::function<void()>& a,
       // Between turns, time for the other side's helper threads to stop spinning (oneDNN's
       // OpenMP threads and qconv's pool both spin a while before sleeping): a spinning thread
       // would take a core from this turn's second thread.
-      std::this_thread::sleep_for(std::chrono::milliseconds(3));
-      (*runs[i])();  // untimed: the turn's warm-up
+      std::this_thread::sleep_for(pause);
+      // Untimed warm-up: one run, and with more threads runs for half a turn: after the pause,
+      // the other cores are idle, and a virtual machine's idle core can take milliseconds to wake.
+      const auto warm_until =
+          Clock::now() + std::chrono::duration<double, std::milli>(threads > 1 ? turn_ms / 2 : 0.0);
+      do {
+        (*runs[i])();
+      } while (Clock::now() < warm_until);
       double turn = 0.0;
       do {
         const auto start = Clock::now();
@@ -66,7 +73,7 @@ std::pair<Timing, Timing> time_alternating(const std::function<void()>& a,
         times[i].push_back(ms);
         totals[i] += ms;
         turn += ms;
-      } while (turn < kTurnMs && !satisfied(i));
+      } while (turn < turn_ms && !satisfied(i));
     }
   }
   return {median_of(times[0]), median_of(times[1])};

@@ -33,11 +33,14 @@ struct Timing {
 Timing time_runs(const std::function<void()>& run, const RepeatPolicy& policy);
 
 // Two workloads timed side by side in alternating rounds, so that a change of machine load hits
-// both alike: each round runs `a` then `b` for about a millisecond each, after a 3 ms pause (for
-// the other's helper threads to stop spinning) and an untimed warm-up run, until both meet the
-// policy.
+// both alike: each round runs `a` then `b` for a turn of about a millisecond each, after a pause
+// and an untimed warm-up run, until both meet the policy. The pause is for the other side's helper
+// threads to stop spinning: oneDNN's OpenMP threads (libgomp) spin for milliseconds after a
+// parallel region, and one still spinning takes a core from the next turn's second thread. With
+// more than one thread, the pause is 30 ms, the warm-up lasts 5 ms (an idle core of a virtual
+// machine can take milliseconds to wake) and a turn 10 ms; with one, 3 ms, one run and 1 ms.
 std::pair<Timing, Timing> time_alternating(const std::function<void()>& a,
                                            const std::function<void()>& b,
-                                           const RepeatPolicy& policy);
+                                           const RepeatPolicy& policy, int threads);
 
 }  // namespace qconv::bench

@@ -25,7 +25,7 @@ struct ActivationCopy {
 
 // Scratch buffer `slot` of the calling thread (0: the input's copy, 1: an NHWC copy of an NCHW
 // input, 2: an NHWC result for an NCHW output, 3: the input widened to u16, 4: per-pixel sums of
-// the input for a weight zero point), grown to `bytes` once
+// the input for a weight zero point, 5: a first layer's interleaved rows), grown to `bytes` once
 // and then reused: no allocation after a thread's first call of a plan this size. Freed when the
 // thread ends.
 std::uint8_t* thread_scratch(std::size_t bytes, int slot);

@@ -36,6 +36,7 @@
 #include "engines/engine.hpp"
 #include "engines/gemm/activation_copies.hpp"
 #include "engines/gemm/axis_taps.hpp"
+#include "engines/gemm/interleaved_rows.hpp"
 #include "engines/gemm/kernel_set.hpp"
 #include "engines/gemm/merged_groups.hpp"
 #include "engines/gemm/panel_packing.hpp"
@@ -152,9 +153,17 @@ class GemmKernel final : public PreparedKernel {
       pixel_bytes_ = round_up(channels_, 64);
       tap_bytes_ = pixel_bytes_;
     }
+    // A layer without padding whose kernel rows are contiguous runs of 32 bytes, or of a multiple
+    // of 64, too few channels per tap for AMX (a first layer's interleaved rows:
+    // interleaved_rows.hpp): each kernel row is one AMX tap of its whole run.
+    const std::int64_t row_run = d.kernel_w * channels_;
+    row_runs_ = amx_kernels && path_ == Path::rows && d.groups == 1 && !transposed_ &&
+                channels_ % 4 == 0 && channels_ < 32 && d.dilation_w == 1 && d.pad_top == 0 &&
+                d.pad_bottom == 0 && d.pad_left == 0 && d.pad_right == 0 &&
+                (row_run == 32 || row_run % 64 == 0);
     amx_ = amx_kernels &&
            (group_in_ % 64 == 0 || (group_in_ % 32 == 0 && (groups_ > 1 || chunks_of_32)) ||
-            path_ == Path::im2col || channel_padded_);
+            path_ == Path::im2col || channel_padded_ || row_runs_);
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
     // input stride); on vpdpbusd it reads each pixel from its own offset.
     compact_copy_ = amx_ && path_ == Path::flat && strided;
@@ -211,7 +220,20 @@ class GemmKernel final : public PreparedKernel {
       packed_ = {};
     }
     plan_patterns(problem);
+    if (row_runs_) {  // kernel row r: its taps' packed steps are consecutive, from tap r·kw's
+      for (std::int64_t r = 0; r < d.kernel_h; ++r) {
+        row_run_offsets_.push_back(r * d.dilation_h * in_w_ * pixel_bytes_);
+        row_run_sums_.push_back(r * d.dilation_h * out_w_);
+        row_run_steps_.push_back(r * d.kernel_w * steps_);
+      }
+    }
     if (depthwise_) pair_depthwise_weights();
+    // Threads share the work in contiguous runs of tasks (each thread the same run in every call):
+    // pixels outermost, each thread keeps the activations it reads and writes in its own cache
+    // and reads all the weights; panels outermost, each keeps its share of the weights and reads
+    // all the input. The smaller of the two is the one both threads read.
+    pixels_outer_ =
+        out_channels_ * group_in_ * d.kernel_h * d.kernel_w <= d.in_height * d.in_width * channels_;
     // A weight zero point's window sums added up from sums of whole pixels, made once per call
     // (KernelSet::sum_pixels), where every tap reads one pixel's channels of the tensor the tiles
     // walk (im2col: each gathered row's, as it is gathered), per group; otherwise (groups sharing
@@ -259,6 +281,7 @@ class GemmKernel final : public PreparedKernel {
         break;
     }
     if (path_ == Path::rows && patterns_ > 1) out << " (padded taps skipped)";
+    if (row_runs_) out << " (AMX taps: kernel rows as runs of " << amx_tap_bytes() << " bytes)";
     if (padded_copy_) out << " (padding filled in a copy of the input)";
     if (channel_padded_) out << " (channels padded to " << pixel_bytes_ << " in a copy)";
     if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
@@ -325,7 +348,11 @@ class GemmKernel final : public PreparedKernel {
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
-        run_row(ctx, stage, pixel_sums, task / rows, task % rows);
+        if (pixels_outer_) {
+          run_row(ctx, stage, pixel_sums, task % panels_, task / panels_);
+        } else {
+          run_row(ctx, stage, pixel_sums, task / rows, task % rows);
+        }
       }
       if (amx_) kernels_.amx_end();
     });
@@ -353,6 +380,16 @@ class GemmKernel final : public PreparedKernel {
     const auto* input = static_cast<const std::uint8_t*>(ctx.input);
     constexpr std::int64_t kChunk = 4096;  // pixels per task: a few microseconds
     const std::int64_t chunks = (pixels + kChunk - 1) / kChunk;
+    if (row_runs_) {  // the sums of the kernel row runs that windows start, [row][out_w]
+      const std::int64_t rows = ctx.batch * in_h_;
+      parallel_for(ctx.threads, rows, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t row = begin; row < end; ++row) {
+          kernels_.sum_pixels(input + row * in_w_ * pixel_bytes_, out_w_, stride_w_ * pixel_bytes_,
+                              amx_tap_bytes(), sums + row * out_w_);
+        }
+      });
+      return sums;
+    }
     const std::int64_t channels = groups_ == 1 ? channels_ : group_in_;
     parallel_for(ctx.threads, groups_ * chunks, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t task = begin; task < end; ++task) {
@@ -370,12 +407,18 @@ class GemmKernel final : public PreparedKernel {
   // the kernels' own sums.
   void sum_windows(const std::int32_t* pixel_sums, std::int64_t first, std::int64_t step,
                    std::int64_t pattern, int rows, std::int32_t* out) const {
-    const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
-    std::uint32_t sums[kMaxAmxRows] = {};
-    for (std::int32_t k = 0; k < taps; ++k) {
+    const auto [first_tap, pattern_tap_count] = pattern_taps_[static_cast<std::size_t>(pattern)];
+    // Row runs: the sums are of the runs windows start (sum_input_pixels), one per kernel row;
+    // `first` and `step` count those.
+    const std::int64_t* tap_pixels =
+        row_runs_ ? row_run_sums_.data() : tap_pixels_.data() + first_tap;
+    const std::int64_t taps =
+        row_runs_ ? static_cast<std::int64_t>(row_run_sums_.size()) : pattern_tap_count;
+    std::uint32_t sums[kMaxAmxRows];
+    for (int i = 0; i < rows; ++i) sums[i] = 0;
+    for (std::int64_t k = 0; k < taps; ++k) {
       // first alone may lie in the padding (a row skipping padded taps): add the tap first.
-      const std::int32_t* at =
-          pixel_sums + (first + tap_pixels_[static_cast<std::size_t>(first_tap + k)]);
+      const std::int32_t* at = pixel_sums + (first + tap_pixels[k]);
       if (step == 1) {  // consecutive pixels: a loop the compiler vectorises
         for (int i = 0; i < rows; ++i) sums[i] += static_cast<std::uint32_t>(at[i]);
       } else {
@@ -944,7 +987,12 @@ class GemmKernel final : public PreparedKernel {
       // Between the tile's rows, in pixels (by phase: consecutive input pixels).
       const std::int64_t step = phased_ ? 1 : stride_w_ * column_step_;
       std::int32_t sums[kMaxAmxRows];
-      if (pr.pixel_sums != nullptr) sum_windows(pr.pixel_sums, origin, step, pattern, rows, sums);
+      if (pr.pixel_sums != nullptr && row_runs_) {  // run sums are [input row][out_w]
+        sum_windows(pr.pixel_sums, (n * in_h_ + y * stride_h_) * out_w_ + x, column_step_, pattern,
+                    rows, sums);
+      } else if (pr.pixel_sums != nullptr) {
+        sum_windows(pr.pixel_sums, origin, step, pattern, rows, sums);
+      }
       run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin * pixel_bytes_,
                step * pixel_bytes_, nullptr, pattern, rows, first_pixel + x, nullptr,
                pr.pixel_sums != nullptr ? sums : nullptr);
@@ -1055,7 +1103,11 @@ class GemmKernel final : public PreparedKernel {
     return tap_bytes_ <= 32 ? 32 : round_up(tap_bytes_, 64);
   }
   // The K bytes of an AMX block's tile loads: 64 where a tap's bytes allow, else 32.
-  std::int32_t amx_chunk() const { return tap_stride() % 64 == 0 ? 64 : 32; }
+  std::int32_t amx_chunk() const { return amx_tap_bytes() % 64 == 0 ? 64 : 32; }
+  // Bytes an AMX block reads per tap and row: a tap's, or (row runs) a kernel row's.
+  std::int64_t amx_tap_bytes() const {
+    return row_runs_ ? problem_.desc().kernel_w * tap_bytes_ : tap_stride();
+  }
   // Bytes of input a tap reads per row, as the kernels see them (an im2col row: its whole stride,
   // zeros after the window).
   std::int64_t tap_stride() const { return path_ == Path::im2col ? im2col_stride() : tap_bytes_; }
@@ -1079,6 +1131,8 @@ class GemmKernel final : public PreparedKernel {
                 int rows, std::int64_t first_pixel, const std::uint8_t* const* tap_rows = nullptr,
                 const std::int32_t* row_window_sums = nullptr) const {
     alignas(64) std::int32_t acc[kMaxAmxRows * kPanelWidth];
+    alignas(64) std::int32_t terms[kPanelWidth];  // an AMX block's constant term
+    const std::int32_t* channel_terms = nullptr;
     std::int32_t window_sums[kMaxAmxRows];
     const auto p = static_cast<std::size_t>(pr.panel);
     const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
@@ -1099,11 +1153,14 @@ class GemmKernel final : public PreparedKernel {
                                    pr.panel * pairs * kPanelWidth * 2,
                                pr.ctx.input_zero_point, acc});
     } else if (rows > max_rows_) {
-      kernels_.amx_block({input, origin_in_pixel, row_stride, tap_offsets_.data() + first_tap,
-                          tap_steps_.data() + first_tap, taps,
-                          static_cast<std::int32_t>(tap_stride() / amx_chunk()), amx_chunk(), rows,
-                          packed_.data() + panel_offsets_[p], zero_point_sums,
-                          pr.ctx.input_zero_point, acc, pr.vectors});
+      kernels_.amx_block({input, origin_in_pixel, row_stride,
+                          row_runs_ ? row_run_offsets_.data() : tap_offsets_.data() + first_tap,
+                          row_runs_ ? row_run_steps_.data() : tap_steps_.data() + first_tap,
+                          row_runs_ ? static_cast<std::int32_t>(row_run_offsets_.size()) : taps,
+                          static_cast<std::int32_t>(amx_tap_bytes() / amx_chunk()), amx_chunk(),
+                          rows, packed_.data() + panel_offsets_[p], zero_point_sums,
+                          pr.ctx.input_zero_point, acc, pr.vectors, terms});
+      if (zero_point_sums != nullptr) channel_terms = terms;
     } else if (groups_per_panel_ > 1) {
       const std::int64_t groups = pr.channels / group_out_;
       kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, grouped_lanes_)(
@@ -1140,7 +1197,8 @@ class GemmKernel final : public PreparedKernel {
         uniform_zero_point_,
         static_cast<std::byte*>(ctx.output) +
             static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
-        out_channels_ * column_step_};
+        out_channels_ * column_step_,
+        channel_terms};
     if (epilogue_ != nullptr) {
       epilogue_(out, pr.stage);
       return;
@@ -1179,6 +1237,8 @@ class GemmKernel final : public PreparedKernel {
   bool transposed_ = false;
   std::int64_t stride_h_ = 1, stride_w_ = 1;  // the tiles' strides (1 for a spread-out input)
   bool depthwise_ = false;
+  bool pixels_outer_ =
+      false;  // tasks ordered pixels (rows) first, then panels: see the constructor
   AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64] (preparation only)
   AlignedVector<std::int16_t> depthwise_pairs_;    // per pattern: [block][pair][64][2]
   std::vector<std::int64_t> pattern_pair_offsets_;
@@ -1192,6 +1252,12 @@ class GemmKernel final : public PreparedKernel {
   bool channel_padded_ = false;
   std::int64_t pixel_bytes_ = 0;  // a pixel's bytes in the tensor the tiles read
   bool compact_copy_ = false;
+  // AMX blocks take each kernel row as one tap (a run of its taps' bytes), listed here: per kernel
+  // row its offset from a window origin and its first packed K step. With a weight zero point
+  // the pixel sums are those runs' sums, for the runs windows start (sum_input_pixels).
+  bool row_runs_ = false;
+  std::vector<std::int64_t> row_run_offsets_, row_run_steps_;
+  std::vector<std::int64_t> row_run_sums_;  // per kernel row: its run's sum from a window's
   // The input geometry the tiles walk: the problem's, or its padded copy's (no padding left).
   std::int64_t in_h_ = 0, in_w_ = 0, pad_top_ = 0, pad_left_ = 0;
   bool uniform_zero_point_ = true;  // one zw' for every channel
@@ -1276,6 +1342,17 @@ class GemmEngine final : public Engine {
 
   std::unique_ptr<PreparedKernel> prepare(const Problem& problem,
                                           const CanonicalWeights& weights) const override {
+    if (const RowInterleaving rows = amx_ && kernels_.interleave_rows != nullptr
+                                         ? row_interleaving(problem)
+                                         : RowInterleaving{};
+        rows.rows > 0) {  // a first layer: interleaved_rows.hpp
+      const Problem interleaved = interleaved_problem(problem, rows, kernels_.u8_input);
+      return with_interleaved_rows(
+          std::make_unique<GemmKernel>(interleaved,
+                                       interleaved_weights(problem, interleaved, rows, weights),
+                                       kernels_, amx_),
+          problem, interleaved, rows, weights, kernels_);
+    }
     if (const std::int64_t factor = amx_ ? merged_group_factor(problem) : 1; factor > 1) {
       const Problem merged = merged_problem(problem, factor);  // merged_groups.hpp
       return with_merged_groups(

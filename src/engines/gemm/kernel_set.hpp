@@ -113,10 +113,15 @@ struct AmxBlock {
   std::int32_t chunk_bytes;  // K bytes per tile load: 64, or 32 (then B tiles of 8 K steps)
   std::int32_t rows;         // 1 to 32
   const std::int8_t* weights;
-  const std::int32_t* zero_point_sums;  // as GemmTile
+  // Unlike a GemmTile's, the sums start at 0: the constant term −input_zero_point ·
+  // zero_point_sums[c] goes to `terms` (when zero_point_sums is not null), for the output stage to
+  // add (TileOutput::channel_terms). Loading it into the accumulator tiles took 4 of a 32-pixel
+  // block's 15 or so tile loads and stores (8 % of a 3-channel first layer).
+  const std::int32_t* zero_point_sums;
   std::int32_t input_zero_point;
   std::int32_t* acc;     // out: [rows][64]
   std::int32_t vectors;  // the panel's 16-lane vectors: 1 to 4
+  std::int32_t* terms;   // out: [64], written when zero_point_sums is not null
 };
 
 // Depthwise (one input channel per output channel): `rows` pixels x up to 64 channels, the sum
@@ -151,6 +156,24 @@ struct WindowGather {
   std::uint8_t zero_point;
 };
 
+// A first layer's input (a few channels) with its rows interleaved per pixel, so that an AMX
+// block reads each output pixel's window of a kernel row group as one contiguous run
+// (interleaved_rows.hpp): group g of image n holds padded input rows g·group_step + j for
+// j < rows_per_group, and its position x, at out + ((n·groups + g)·positions + x)·rows·4 + j·4,
+// the 4 bytes of padded input pixel (g·group_step + j, x): its channels, then `fill`. A pixel in
+// the padding, or past the input, is 4 bytes of `fill` (the zero point). Groups
+// [first_group, first_group + group_count) of the batch (n·groups + g) are written.
+struct RowInterleave {
+  const std::uint8_t* input;  // NHWC, `channels` bytes per pixel
+  std::uint8_t* out;
+  std::int64_t height, width, channels;  // channels: 1 to 4
+  std::int64_t rows_per_group, group_step, groups, positions;
+  std::int64_t top, left;  // input pixel (h, w) is padded pixel (h + top, w + left)
+  std::int64_t first_group, group_count;
+  bool flip_sign;  // each input byte xor 0x80 (s8 read as u8); fill is already the copy's value
+  std::uint8_t fill;
+};
+
 // The output stage as the kernels read it (VectorConstants, as plain pointers: stage_view.hpp).
 struct StageView {
   const std::int32_t* bias_s32;
@@ -180,6 +203,9 @@ struct TileOutput {
   bool uniform_weight_zero_point;          // every channel's is weight_zero_points[0]
   void* output;                            // the tile's first pixel, the panel's first channel
   std::int64_t output_row_stride;          // elements from one row's pixel to the next
+  // When not null (AMX blocks: AmxBlock::terms), added to every row's sums before the rest; a
+  // kernel set with amx_block honours it in its epilogues and correct_tile.
+  const std::int32_t* channel_terms = nullptr;  // of the panel's channels
 };
 // Writes a corrected tile through the output stage; null for a (scheme, output dtype) pair that has
 // no vector form (the engine then applies the scalar stage).
@@ -228,6 +254,9 @@ struct KernelSet {
   // AMX blocks never sum their windows.
   void (*sum_pixels)(const std::uint8_t* in, std::int64_t pixels, std::int64_t pixel_bytes,
                      std::int64_t channels, std::int32_t* out) = nullptr;
+  // Writes a RowInterleave. With it (and AMX blocks) first layers of up to 4 input channels run
+  // on AMX straight from the interleaved rows instead of gathering each pixel's window.
+  void (*interleave_rows)(const RowInterleave&) = nullptr;
 };
 
 }  // namespace qconv::detail::gemm

@@ -44,13 +44,13 @@ thread_local int loaded_config = 0;
 
 // 32 lanes of the panel (half 0 or 1), or with kTwoVectors false its last 16: tmm1, 3 and 7 idle.
 template <bool kTwoBlocks, bool kTwoVectors>
-void run_half(const AmxBlock& b, int half, const std::int32_t* init) {
-  // Start each sum at −zx·Σ(w' − zw'): 16 rows of one 16-channel vector (stride 0).
-  _tile_loadd(0, init + 32 * half, 0);
-  if constexpr (kTwoVectors) _tile_loadd(1, init + 32 * half + 16, 0);
+void run_half(const AmxBlock& b, int half) {
+  // The sums start at 0 (the constant term goes to b.terms).
+  _tile_zero(0);
+  if constexpr (kTwoVectors) _tile_zero(1);
   if constexpr (kTwoBlocks) {
-    _tile_loadd(2, init + 32 * half, 0);
-    if constexpr (kTwoVectors) _tile_loadd(3, init + 32 * half + 16, 0);
+    _tile_zero(2);
+    if constexpr (kTwoVectors) _tile_zero(3);
   }
   const std::int64_t second = 16 * b.row_stride;
   // A K step of the panel: its lanes x 4 bytes (256 for a full panel).
@@ -81,12 +81,12 @@ void run_half(const AmxBlock& b, int half, const std::int32_t* init) {
 }
 
 template <bool kTwoBlocks>
-void run_halves(const AmxBlock& b, const std::int32_t* init) {
+void run_halves(const AmxBlock& b) {
   for (int half = 0; 2 * half < b.vectors; ++half) {
     if (b.vectors - 2 * half >= 2) {
-      run_half<kTwoBlocks, true>(b, half, init);
+      run_half<kTwoBlocks, true>(b, half);
     } else {
-      run_half<kTwoBlocks, false>(b, half, init);
+      run_half<kTwoBlocks, false>(b, half);
     }
   }
 }
@@ -117,21 +117,19 @@ void amx_block(const AmxBlock& b) {
     _tile_loadconfig(&config);
     loaded_config = b.rows * 128 + b.chunk_bytes;
   }
-  alignas(64) std::int32_t init[64];
-  const __m512i zx = _mm512_set1_epi32(b.input_zero_point);
-  for (int j = 0; j < 4; ++j) {
-    const __m512i v =
-        b.zero_point_sums != nullptr
-            ? _mm512_sub_epi32(
-                  _mm512_setzero_si512(),
-                  _mm512_mullo_epi32(zx, _mm512_loadu_si512(b.zero_point_sums + 16 * j)))
-            : _mm512_setzero_si512();
-    _mm512_store_si512(init + 16 * j, v);
+  if (b.zero_point_sums != nullptr) {  // −zx·Σ(w' − zw'), for the output stage
+    const __m512i zx = _mm512_set1_epi32(b.input_zero_point);
+    for (int j = 0; j < b.vectors; ++j) {
+      _mm512_storeu_si512(
+          b.terms + 16 * j,
+          _mm512_sub_epi32(_mm512_setzero_si512(),
+                           _mm512_mullo_epi32(zx, _mm512_loadu_si512(b.zero_point_sums + 16 * j))));
+    }
   }
   if (b.rows > 16) {
-    run_halves<true>(b, init);
+    run_halves<true>(b);
   } else {
-    run_halves<false>(b, init);
+    run_halves<false>(b);
   }
 }
 

@@ -30,6 +30,7 @@ const gemm::KernelSet& kernel_set() {
       .grouped_tile = &grouped_tile_kernel,
       .tap_row_pointers = true,
       .sum_pixels = &sum_pixels,
+      .interleave_rows = &interleave_rows,
   };
   return kernels;
 }

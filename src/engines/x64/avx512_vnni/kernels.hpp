@@ -19,6 +19,7 @@ using gemm::GemmTileKernel;
 using gemm::GroupedTile;
 using gemm::GroupedTileKernel;
 using gemm::kPanelWidth;
+using gemm::RowInterleave;
 using gemm::StageView;
 using gemm::TileOutput;
 using gemm::WindowGather;
@@ -68,6 +69,9 @@ void gather_windows(const WindowGather& g);
 // KernelSet::sum_pixels (pixel_sum_kernels.cpp).
 void sum_pixels(const std::uint8_t* in, std::int64_t pixels, std::int64_t pixel_bytes,
                 std::int64_t channels, std::int32_t* out);
+
+// KernelSet::interleave_rows (row_interleave_kernels.cpp).
+void interleave_rows(const RowInterleave& r);
 
 // The output stage in 16 lanes (epilogue_kernels.cpp).
 void correct_tile(const TileOutput& tile);
