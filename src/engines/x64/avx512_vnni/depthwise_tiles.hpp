@@ -121,8 +121,10 @@ template <int kTile, int kColumns, int kParts, int kStep>
 // Runs of pixels in tiles of kTile, the last one of kTile − 1, kTile or kTile / 2 pixels (the
 // fewest computed: a 7-pixel row is 4 + 3): tile.run<n>(first, valid) with `valid` pixels to write
 // (the buffer has columns for whole tiles of up to 8).
+// Always inlined: out of line, `tile` would live in memory and every byte store would make the
+// tile loop read its copy of DepthwiseOutputs back.
 template <int kTile, class Tile>
-inline void for_tiles(std::int32_t pixels, const Tile& tile) {
+[[gnu::always_inline]] inline void for_tiles(std::int32_t pixels, const Tile& tile) {
   std::int32_t first = 0;
   for (; first + kTile <= pixels; first += kTile) tile.template run<kTile>(first, kTile);
   const std::int32_t left = pixels - first;
