@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -194,6 +195,60 @@ TEST_P(DepthwiseConformance, EveryOutputStageOnEveryTileLayout) {
           }
           SCOPED_TRACE(std::string(to_string(scheme)) + " to " + std::string(to_string(output)));
           expect_exact(GetParam(), test::random_case_for(rng, d), 1 + round);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// The stride-2 kernel that interleaves its columns in registers (full 64-channel blocks of a u8
+// input, 3 kernel columns at stride 2, one group of up to 4 kernel rows; other blocks of the same
+// layer still go through the column buffer): odd and even widths and heights, every padding of
+// the 3 columns and of 2 to 4 kernel rows, stride 1 over rows (output rows in pairs), channel
+// counts that leave 64-lane blocks full, partly filled or followed by 32- and 16-lane blocks,
+// every scheme to u8 and s8, batch 2, 1 and 2 threads, w − zw in one s8 part, in two (zw = 3 on s8
+// weights) or any. Those of one or two parts must take that kernel (Plan::describe() says so).
+TEST_P(DepthwiseConformance, StrideTwoColumnsInRegisters) {
+  Rng rng(21);
+  const SchemeKind schemes[] = {
+      SchemeKind::fbgemm, SchemeKind::qnnpack,       SchemeKind::onednn,
+      SchemeKind::onnx,   SchemeKind::tvm,           SchemeKind::tvm_f32,
+      SchemeKind::tflite, SchemeKind::tflite_single, SchemeKind::onnxruntime};
+  const std::int64_t channels[] = {64, 128, 65, 100, 48, 80, 192, 145};
+  int round = 0;
+  for (std::int64_t kh = 2; kh <= 4; ++kh) {
+    for (std::int64_t stride_h = 1; stride_h <= 2; ++stride_h) {
+      for (std::int64_t pad = 0; pad <= 2; ++pad, ++round) {
+        const std::int64_t c = channels[static_cast<std::size_t>(round) % std::size(channels)];
+        const std::int64_t h = 5 + round % 4, w = 7 + (round * 3) % 8;
+        // Padding: left and right, top and bottom apart, each 0 to 2.
+        const Geometry g{c,   1,     h, w, kh, 3, stride_h, 2, 1, pad, (pad + 1) % 3, (pad + 2) % 3,
+                         pad, false, 0};
+        for (int sub = 0; sub < 4; ++sub) {
+          const SchemeKind scheme = schemes[static_cast<std::size_t>(round * 4 + sub) % 9];
+          ProblemDesc d = depthwise_desc(rng, g, 1 + sub % 2, false, scheme);
+          d.input_dtype = DType::u8;
+          d.input_zero_point = test::random_zero_point(rng, DType::u8, sub == 3);
+          d.output_dtype = sub % 2 == 0 ? DType::u8 : DType::s8;
+          d.output_zero_point = test::random_zero_point(rng, d.output_dtype, sub == 2);
+          if (sub < 2) {  // w − zw in s8: one part per tap
+            for (auto& z : d.weight_zero_point) z = d.weight_dtype == DType::u8 ? 128 : 0;
+          } else if (sub == 2) {  // s8 weights below −125 need two parts
+            d.weight_dtype = DType::s8;
+            for (auto& z : d.weight_zero_point) z = 3;
+          }
+          const RandomCase rc = test::random_case_for(rng, d);
+          SCOPED_TRACE(Problem(rc.desc).summary());
+          if (c >= 64 && GetParam().starts_with("avx512")) {
+            const Plan plan =
+                Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()});
+            const std::string described = plan.describe();
+            if (described.find("3 taps per weight") == std::string::npos) {
+              EXPECT_NE(described.find("in registers"), std::string::npos) << described;
+            }
+          }
+          expect_exact(GetParam(), rc, 1 + sub / 2);
           if (HasFatalFailure()) return;
         }
       }

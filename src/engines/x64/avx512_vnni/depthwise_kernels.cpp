@@ -3,10 +3,9 @@
 // input column of 4 kernel rows, so one vpdpbusd does 4 taps of 16 channels (the 2-taps-per-
 // vpdpwssd form it replaces needed twice the instructions and widened every byte to 16 bits).
 //
-// depthwise_columns(): per output row, the 4 input rows of each group interleaved with byte and
-// word unpacks (vpunpck{l,h}bw, vpunpck{l,h}wd) into columns of 4·width bytes (the unpacks work
-// inside 128-bit lanes, see channel_order for where each channel lands). An interleaved column is
-// shared by every output pixel whose window covers it (3 pixels of a 3x3 stride-1 row).
+// The columns come from depthwise_columns.cpp; the tile machinery (accumulation, output stage,
+// stores) is depthwise_tiles.hpp, shared with the stride-2 kernels that interleave their columns
+// in registers (depthwise_fused_kernels.cpp).
 //
 // depthwise_output_kernel(): tiles of 8 pixels (the last of 4 or 8), one 16-channel vector at a
 // time (its weight vector per tap reused across the tile's pixels), each sum put through the output
@@ -18,462 +17,32 @@
 // Built with AVX-512 flags: see kernels.hpp for why this file uses no standard-library templates.
 #include <immintrin.h>
 
+#include "engines/x64/avx512_vnni/depthwise_tiles.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
 #include "engines/x64/avx512_vnni/stage_lanes.hpp"
 
 namespace qconv::detail::avx512_vnni {
 namespace {
 
-// Where the unpacks put the channels. 64 lanes: channel 16·l + 4·q + k of a row lands in
-// vector q of the column, 128-bit lane l, dword k (the block's lane 16·q + 4·l + k, see
-// depthwise_lane in kernels.hpp); the weights are packed to match and the output stage's packs to
-// bytes undo it (packssdw and packuswb interleave the same 128-bit lanes back), so no shuffle
-// puts channels in order on either side. 32 lanes: each row is loaded with its 4-byte channel
-// groups permuted by this order first, so the unpacks leave the channels in order (the output
-// stage narrows each 16-lane vector on its own). 16 lanes: in order already.
-template <int kWidth>
-inline __m512i channel_order() {
-  return _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-}
+using namespace depthwise;
 
-// The bytes of one input column of one row, in channel_order: `width` channels (m = 1), or the span
-// of input channels widened to one byte per output lane (m ≥ 2: vpermw on 16-bit copies picks
-// each lane's input byte, vpmovwb narrows back).
-// kFull: 64 channels, all in the block: a plain load (a masked one costs a shuffle-port uop).
-template <int kWidth, bool kExpand, bool kFlip, bool kFull>
-inline __m512i load_row(const std::uint8_t* at, __mmask64 mask, __m512i expand_low,
-                        __m512i expand_high, __m512i order) {
-  __m512i v;
-  if constexpr (kFull) {
-    v = _mm512_loadu_si512(at);
-  } else if constexpr (!kExpand) {
-    v = _mm512_maskz_loadu_epi8(mask, at);
-  } else {
-    const __m512i words =
-        _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(static_cast<__mmask32>(mask), at));
-    const __m256i low = _mm512_cvtepi16_epi8(_mm512_permutexvar_epi16(expand_low, words));
-    const __m256i high = _mm512_cvtepi16_epi8(_mm512_permutexvar_epi16(expand_high, words));
-    v = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
-  }
-  if constexpr (kWidth == 32) v = _mm512_permutexvar_epi32(order, v);
-  if constexpr (kFlip) v = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
-  return v;
-}
-
-// Four interleaved vectors q of a column: its first `kWidth` / 16 128-bit lanes each.
-template <int kWidth>
-inline void store_column(std::uint8_t* out, __m512i q0, __m512i q1, __m512i q2, __m512i q3) {
-  if constexpr (kWidth == 64) {
-    _mm512_store_si512(out, q0);
-    _mm512_store_si512(out + 64, q1);
-    _mm512_store_si512(out + 128, q2);
-    _mm512_store_si512(out + 192, q3);
-  } else if constexpr (kWidth == 32) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(q0));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 32), _mm512_castsi512_si256(q1));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 64), _mm512_castsi512_si256(q2));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 96), _mm512_castsi512_si256(q3));
-  } else {
-    _mm_store_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(q0));
-    _mm_store_si128(reinterpret_cast<__m128i*>(out + 16), _mm512_castsi512_si128(q1));
-    _mm_store_si128(reinterpret_cast<__m128i*>(out + 32), _mm512_castsi512_si128(q2));
-    _mm_store_si128(reinterpret_cast<__m128i*>(out + 48), _mm512_castsi512_si128(q3));
-  }
-}
-
-template <int kWidth, bool kExpand, bool kFlip, bool kFull>
-void build_columns(const DepthwiseColumns& c) {
-  constexpr int kColumnBytes = 4 * kWidth;
-  const __m512i fill = _mm512_set1_epi8(static_cast<char>(c.zero_point));
-  const __m512i order = channel_order<kWidth>();
-  const __mmask64 mask = c.input_bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << c.input_bytes) - 1;
-  __m512i expand_low = _mm512_setzero_si512(), expand_high = _mm512_setzero_si512();
-  if constexpr (kExpand) {
-    expand_low = _mm512_loadu_si512(c.expand);
-    expand_high = _mm512_loadu_si512(c.expand + 32);
-  }
-  // Buffer columns [0, left) and [right, columns) lie outside the input.
-  const std::int64_t left64 = c.first_column < 0 ? -c.first_column : 0;
-  const std::int32_t left = left64 < c.columns ? static_cast<std::int32_t>(left64) : c.columns;
-  std::int64_t right64 = c.in_width - c.first_column;
-  if (right64 > c.columns) right64 = c.columns;
-  const std::int32_t right = right64 < left ? left : static_cast<std::int32_t>(right64);
-  for (std::int32_t g = 0; g < c.groups; ++g) {
-    std::uint8_t* out = c.out + static_cast<std::int64_t>(g) * c.columns * kColumnBytes;
-    const std::uint8_t* row[4];
-    for (int i = 0; i < 4; ++i) {
-      const std::uint8_t* r = c.rows[g * 4 + i];
-      row[i] = r != nullptr ? r + c.first_column * c.pixel_bytes : nullptr;
-    }
-    for (std::int32_t j = 0; j < left; ++j) {
-      store_column<kWidth>(out + j * kColumnBytes, fill, fill, fill, fill);
-    }
-    const std::int64_t step = c.pixel_bytes;
-    // A null row (padding, or past the kernel's rows) is the zero point: a predictable branch.
-    const auto load = [&](int i, std::int32_t j) {
-      return row[i] != nullptr ? load_row<kWidth, kExpand, kFlip, kFull>(
-                                     row[i] + j * step, mask, expand_low, expand_high, order)
-                               : fill;
-    };
-    for (std::int32_t j = left; j < right; ++j) {
-      const __m512i a = load(0, j), b = load(1, j), x = load(2, j), y = load(3, j);
-      const __m512i ab_low = _mm512_unpacklo_epi8(a, b), ab_high = _mm512_unpackhi_epi8(a, b);
-      const __m512i xy_low = _mm512_unpacklo_epi8(x, y), xy_high = _mm512_unpackhi_epi8(x, y);
-      store_column<kWidth>(out + j * kColumnBytes, _mm512_unpacklo_epi16(ab_low, xy_low),
-                           _mm512_unpackhi_epi16(ab_low, xy_low),
-                           _mm512_unpacklo_epi16(ab_high, xy_high),
-                           _mm512_unpackhi_epi16(ab_high, xy_high));
-    }
-    for (std::int32_t j = right; j < c.columns; ++j) {
-      store_column<kWidth>(out + j * kColumnBytes, fill, fill, fill, fill);
-    }
-  }
-}
-
-// Blocks of 32 or 16 channels (m = 1) in ymm or xmm registers: 256- and 128-bit byte unpacks issue
-// on two ports where 512-bit ones have one, and half the lanes of a zmm would be wasted.
-template <int kWidth>
-struct Narrow;
-template <>
-struct Narrow<32> {
-  using V = __m256i;
-  static __m256i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
-    const __m256i v = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at))
-                           : _mm256_maskz_loadu_epi8(mask, at);
-    // Channel groups in the order of channel_order<32>: the unpacks then leave them in order.
-    return _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
-  }
-  static __m256i fill(std::uint8_t v) { return _mm256_set1_epi8(static_cast<char>(v)); }
-  static __m256i flip(__m256i v) { return _mm256_xor_si256(v, fill(0x80)); }
-  static __m256i lo8(__m256i a, __m256i b) { return _mm256_unpacklo_epi8(a, b); }
-  static __m256i hi8(__m256i a, __m256i b) { return _mm256_unpackhi_epi8(a, b); }
-  static __m256i lo16(__m256i a, __m256i b) { return _mm256_unpacklo_epi16(a, b); }
-  static __m256i hi16(__m256i a, __m256i b) { return _mm256_unpackhi_epi16(a, b); }
-  static void store(std::uint8_t* at, __m256i v) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(at), v);
-  }
-};
-template <>
-struct Narrow<16> {
-  using V = __m128i;
-  static __m128i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
-    return full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(at))
-                : _mm_maskz_loadu_epi8(static_cast<__mmask16>(mask), at);
-  }
-  static __m128i fill(std::uint8_t v) { return _mm_set1_epi8(static_cast<char>(v)); }
-  static __m128i flip(__m128i v) { return _mm_xor_si128(v, fill(0x80)); }
-  static __m128i lo8(__m128i a, __m128i b) { return _mm_unpacklo_epi8(a, b); }
-  static __m128i hi8(__m128i a, __m128i b) { return _mm_unpackhi_epi8(a, b); }
-  static __m128i lo16(__m128i a, __m128i b) { return _mm_unpacklo_epi16(a, b); }
-  static __m128i hi16(__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); }
-  static void store(std::uint8_t* at, __m128i v) {
-    _mm_store_si128(reinterpret_cast<__m128i*>(at), v);
-  }
-};
-
-template <int kWidth, bool kFlip>
-void build_narrow_columns(const DepthwiseColumns& c) {
-  using N = Narrow<kWidth>;
-  using V = typename N::V;
-  constexpr int kBytes = kWidth;  // one byte per channel
-  constexpr int kColumnBytes = 4 * kBytes;
-  const V fill = N::fill(c.zero_point);
-  const bool full = c.input_bytes >= kBytes;
-  const std::uint32_t mask = full ? ~std::uint32_t{0} : (std::uint32_t{1} << c.input_bytes) - 1;
-  const std::int64_t left64 = c.first_column < 0 ? -c.first_column : 0;
-  const std::int32_t left = left64 < c.columns ? static_cast<std::int32_t>(left64) : c.columns;
-  std::int64_t right64 = c.in_width - c.first_column;
-  if (right64 > c.columns) right64 = c.columns;
-  const std::int32_t right = right64 < left ? left : static_cast<std::int32_t>(right64);
-  const auto store = [&](std::uint8_t* at, V q0, V q1, V q2, V q3) {
-    N::store(at, q0);
-    N::store(at + kBytes, q1);
-    N::store(at + 2 * kBytes, q2);
-    N::store(at + 3 * kBytes, q3);
-  };
-  for (std::int32_t g = 0; g < c.groups; ++g) {
-    std::uint8_t* out = c.out + static_cast<std::int64_t>(g) * c.columns * kColumnBytes;
-    const std::uint8_t* row[4];
-    for (int i = 0; i < 4; ++i) {
-      const std::uint8_t* r = c.rows[g * 4 + i];
-      row[i] = r != nullptr ? r + c.first_column * c.pixel_bytes : nullptr;
-    }
-    for (std::int32_t j = 0; j < left; ++j) store(out + j * kColumnBytes, fill, fill, fill, fill);
-    const std::int64_t step = c.pixel_bytes;
-    const auto load = [&](int i, std::int32_t j) {
-      if (row[i] == nullptr) return fill;
-      const V v = N::load(row[i] + j * step, mask, full);
-      return kFlip ? N::flip(v) : v;
-    };
-    for (std::int32_t j = left; j < right; ++j) {
-      const V a = load(0, j), b = load(1, j), x = load(2, j), y = load(3, j);
-      const V ab_low = N::lo8(a, b), ab_high = N::hi8(a, b);
-      const V xy_low = N::lo8(x, y), xy_high = N::hi8(x, y);
-      store(out + j * kColumnBytes, N::lo16(ab_low, xy_low), N::hi16(ab_low, xy_low),
-            N::lo16(ab_high, xy_high), N::hi16(ab_high, xy_high));
-    }
-    for (std::int32_t j = right; j < c.columns; ++j) {
-      store(out + j * kColumnBytes, fill, fill, fill, fill);
-    }
-  }
-}
-
-template <int kWidth, bool kExpand>
-void build_columns_for(const DepthwiseColumns& c) {
-  const bool full = kWidth == 64 && !kExpand && c.input_bytes == 64;
-  if (full) {
-    if (c.flip) return build_columns<kWidth, kExpand, true, true>(c);
-    return build_columns<kWidth, kExpand, false, true>(c);
-  }
-  if (c.flip) return build_columns<kWidth, kExpand, true, false>(c);
-  build_columns<kWidth, kExpand, false, false>(c);
-}
-
-// The valid lanes of vector `vector` of a block with `channels` valid channels (none past them).
-inline __mmask16 lane_mask(std::int32_t channels, int vector) {
-  const std::int32_t n = channels - vector * 16;
-  if (n <= 0) return 0;
-  return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
-}
-
-// Where a vector of sums goes: through the output stage of scheme K to dtype D, straight from the
-// accumulator (per-channel constants loaded once per vector of a run), or (kRaw) as the exact sums
-// into DepthwiseOutputs::sums for the scalar stage.
-template <SchemeKind K, DType D, bool kRaw>
-struct Sink {
-  static constexpr std::int64_t kElement = D == DType::s32 ? 4 : 1;
-  stage_lanes::Lanes at;
-  StageView stage;
-  __mmask16 mask;
-  std::byte* out;            // the run's pixel 0, this vector's first channel
-  std::int64_t pixel_bytes;  // between consecutive output pixels
-  std::int32_t* sums;        // kRaw: the run's pixel 0, this vector's first lane
-
-  Sink(const DepthwiseOutputs& o, int v)
-      : at(kRaw ? stage_lanes::Lanes{} : stage_lanes::Lanes::load<K>(*o.stage, o.channel + 16 * v)),
-        stage(*o.stage),
-        mask(lane_mask(o.channels, v)),
-        out(static_cast<std::byte*>(o.output) + 16 * v * kElement),
-        pixel_bytes(o.output_stride * kElement),
-        sums(o.sums + 16 * v) {}
-  [[gnu::always_inline]] void put(std::int32_t pixel, __m512i acc) const {
-    if constexpr (kRaw) {
-      _mm512_store_si512(sums + pixel * 64, acc);
-    } else {
-      // Every scheme clamps to [lo, hi] here (no narrowing-saturation shortcut), so the result
-      // already fits the output dtype and a truncating narrowing is exact.
-      const __m512i r = stage_lanes::apply<K>(acc, at, stage, false);
-      std::byte* to = out + pixel * pixel_bytes;
-      if constexpr (D == DType::s32) {
-        _mm512_mask_storeu_epi32(to, mask, r);
-      } else {
-        _mm512_mask_cvtepi32_storeu_epi8(to, mask, r);
-      }
-    }
-  }
-};
-
-// The sums of one tile of kTile pixels (the buffer has columns for all of them) in vector v, from
-// `start`: the accumulators stay in registers from the first tap to the output stage.
-// kColumns > 0: that many kernel columns per group at consecutive buffer columns (ascending),
-// each kParts taps (w − zw split into kParts s8 parts), pixels kStep columns apart, a schedule
-// fixed at compile time: each input vector is loaded once and fed to every (pixel, tap) that reads
-// it (a 3x3 stride-1 tile of 4 pixels loads 6 vectors for its 12 vpdpbusd). kColumns = 0: any
-// layout, one load per vpdpbusd.
-template <int kTile, int kColumns, int kParts, int kStep>
-[[gnu::always_inline]] inline void accumulate(const DepthwiseOutputs& o, int v, std::int32_t first,
-                                              __m512i start, __m512i (&acc)[kTile]) {
-  const std::int64_t column_bytes = static_cast<std::int64_t>(o.width) * 4;
-  const std::int64_t group_bytes = o.buffer_columns * column_bytes;
-  const std::int64_t pixel_bytes = o.column_step * column_bytes;
-  const std::int64_t weight_group_bytes = static_cast<std::int64_t>(o.taps) * column_bytes;
-  const std::uint8_t* tile = o.columns + first * pixel_bytes + 64 * v;
-  const std::int8_t* weights = o.weights + 64 * v;
-#pragma GCC unroll 8
-  for (int p = 0; p < kTile; ++p) acc[p] = start;
-  for (std::int32_t g = 0; g < o.groups; ++g) {
-    const std::uint8_t* group = tile + g * group_bytes;
-    const std::int8_t* w_group = weights + g * weight_group_bytes;
-    if constexpr (kColumns > 0) {
-      const std::uint8_t* base = group + o.tap_columns[0] * column_bytes;
-      __m512i w[kColumns * kParts];
-#pragma GCC unroll 8
-      for (int t = 0; t < kColumns * kParts; ++t) {
-        w[t] = _mm512_load_si512(w_group + t * column_bytes);
-      }
-      // Column j of the tile feeds pixel p at kernel column s = j − kStep·p.
-#pragma GCC unroll 32
-      for (int j = 0; j < kStep * (kTile - 1) + kColumns; ++j) {
-        const __m512i x = _mm512_load_si512(base + j * column_bytes);
-#pragma GCC unroll 8
-        for (int s = 0; s < kColumns; ++s) {
-          const int p = (j - s) / kStep;
-          if ((j - s) % kStep != 0 || j < s || p >= kTile) continue;
-#pragma GCC unroll 4
-          for (int k = 0; k < kParts; ++k) {
-            acc[p] = _mm512_dpbusd_epi32(acc[p], x, w[s * kParts + k]);
-          }
-        }
-      }
-    } else {
-      for (std::int32_t t = 0; t < o.taps; ++t) {
-        const std::uint8_t* at = group + o.tap_columns[t] * column_bytes;
-        const __m512i w = _mm512_load_si512(w_group + t * column_bytes);
-#pragma GCC unroll 8
-        for (int p = 0; p < kTile; ++p) {
-          acc[p] = _mm512_dpbusd_epi32(acc[p], _mm512_load_si512(at + p * pixel_bytes), w);
-        }
-      }
-    }
-  }
-}
-
-// Runs of pixels in tiles of kTile, the last one of kTile − 1, kTile or kTile / 2 pixels (the
-// fewest computed: a 7-pixel row is 4 + 3): tile.run<n>(first, valid) with `valid` pixels to write
-// (the buffer has columns for whole tiles of up to 8).
-template <int kTile, class Tile>
-inline void for_tiles(std::int32_t pixels, const Tile& tile) {
-  std::int32_t first = 0;
-  for (; first + kTile <= pixels; first += kTile) tile.template run<kTile>(first, kTile);
-  const std::int32_t left = pixels - first;
-  if (left == kTile - 1) {
-    tile.template run<kTile - 1>(first, left);
-  } else if (left > kTile / 2) {
-    tile.template run<kTile>(first, left);
-  } else if (left > 0) {
-    tile.template run<kTile / 2>(first, left);
-  }
-}
-
-// Blocks of 16 or 32 lanes (channels in order): one vector of 16 channels at a time over the
-// whole run (its output-stage constants and weights loaded once), each sum narrowed on its own.
-template <SchemeKind K, DType D, bool kRaw, int kColumns, int kParts, int kStep>
-struct VectorTiles {
-  const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
-  int v;
-  __m512i start;
-  Sink<K, D, kRaw> sink;
-  template <int kTile>
-  [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
-    __m512i acc[kTile];
-    accumulate<kTile, kColumns, kParts, kStep>(o, v, first, start, acc);
-#pragma GCC unroll 8
-    for (int p = 0; p < kTile; ++p) {
-      if (p < valid) sink.put(first + p, acc[p]);
-    }
-  }
-};
-
-// The 4x4 transpose of 128-bit lanes: vector v's lane l ↔ vector l's lane v. It takes 16
-// consecutive channels per vector to the 64-lane blocks' lanes (depthwise_lane) and back.
-inline void transpose_lanes(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
-  const __m512i ab_low = _mm512_shuffle_i32x4(a, b, 0x44),
-                ab_high = _mm512_shuffle_i32x4(a, b, 0xee);
-  const __m512i cd_low = _mm512_shuffle_i32x4(c, d, 0x44),
-                cd_high = _mm512_shuffle_i32x4(c, d, 0xee);
-  a = _mm512_shuffle_i32x4(ab_low, cd_low, 0x88);
-  b = _mm512_shuffle_i32x4(ab_low, cd_low, 0xdd);
-  c = _mm512_shuffle_i32x4(ab_high, cd_high, 0x88);
-  d = _mm512_shuffle_i32x4(ab_high, cd_high, 0xdd);
-}
-// A 64-lane block: a tile's four vectors one after the other, then per pixel: to u8 or s8, two
-// packs to 16 bits and one to 8, which leave the channels in order (see channel_order), and one
-// 64-byte store; to s32 (or the exact sums, kRaw), the lanes transposed back and four stores.
-// kSaturatedLow: the pack to bytes saturates at the output's lower bound, so the schemes skip
-// their own low clamp.
-template <SchemeKind K, DType D, bool kRaw, bool kSaturatedLow, int kColumns, int kParts, int kStep>
-struct BlockTiles {
-  static constexpr bool kBytes = !kRaw && D != DType::s32;
-  // zy added to the packed words (saturating, as the packs narrow) rather than to each vector.
-  static constexpr bool kZeroPointOnWords = kBytes && stage_lanes::zero_point_added_last(K);
-  const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
-  StageView stage;
-  __m512i start[4];
-
-  explicit BlockTiles(const DepthwiseOutputs& outputs) : o(outputs), stage(*outputs.stage) {
-    const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
-    for (int v = 0; v < 4; ++v) {
-      start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));
-    }
-  }
-
-  template <int kTile>
-  [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
-    __m512i r[4][kTile];
-#pragma GCC unroll 4
-    for (int v = 0; v < 4; ++v) {
-      __m512i acc[kTile];
-      accumulate<kTile, kColumns, kParts, kStep>(o, v, first, start[v], acc);
-      // Loaded per tile (memory operands, mostly): kept for the whole run, four vectors' worth
-      // would be stored to the stack and read back. The stage's arrays are in the block's lane
-      // order (depthwise_block_stage).
-      stage_lanes::Lanes at{};
-      if constexpr (!kRaw) at = stage_lanes::Lanes::load<K>(stage, o.channel + 16 * v);
-#pragma GCC unroll 8
-      for (int p = 0; p < kTile; ++p) {
-        const __m512i result =
-            kRaw ? acc[p]
-                 : stage_lanes::apply<K>(acc[p], at, stage, kSaturatedLow, !kZeroPointOnWords);
-        if constexpr (kBytes) {  // words as soon as a pair of vectors is done
-          if (v % 2 == 0) {
-            r[v][p] = result;
-          } else {
-            r[v][p] = _mm512_packs_epi32(r[v - 1][p], result);
-            if constexpr (kZeroPointOnWords) {
-              r[v][p] = _mm512_adds_epi16(
-                  r[v][p], _mm512_set1_epi16(static_cast<std::int16_t>(stage.zero_point)));
-            }
-          }
-        } else {
-          r[v][p] = result;
-        }
-      }
-    }
-#pragma GCC unroll 8
-    for (int p = 0; p < kTile; ++p) {
-      if (p >= valid) continue;
-      const std::int64_t pixel = first + p;
-      if constexpr (kBytes) {
-        const __mmask64 mask = (~std::uint64_t{0}) >> (64 - o.channels);
-        const __m512i bytes = D == DType::u8 ? _mm512_packus_epi16(r[1][p], r[3][p])
-                                             : _mm512_packs_epi16(r[1][p], r[3][p]);
-        _mm512_mask_storeu_epi8(static_cast<std::int8_t*>(o.output) + pixel * o.output_stride, mask,
-                                bytes);
-      } else {
-        __m512i n[4] = {r[0][p], r[1][p], r[2][p], r[3][p]};
-        transpose_lanes(n[0], n[1], n[2], n[3]);
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) {
-          if constexpr (kRaw) {
-            _mm512_store_si512(o.sums + pixel * 64 + 16 * j, n[j]);
-          } else {
-            _mm512_mask_storeu_epi32(
-                static_cast<std::int32_t*>(o.output) + pixel * o.output_stride + 16 * j,
-                lane_mask(o.channels, j), n[j]);
-          }
-        }
-      }
-    }
-  }
-};
-
-template <SchemeKind K, DType D, bool kRaw, int kColumns, int kParts, int kStep>
+template <SchemeKind K, Written W, int kColumns, int kParts, int kStep>
 void run_outputs(const DepthwiseOutputs& o) {
   if (o.width == 64) {
     // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
     const StageView& s = *o.stage;
-    if constexpr (!kRaw && D != DType::s32) {
-      if (s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128)) {
-        return for_tiles<4>(o.pixels, BlockTiles<K, D, kRaw, true, kColumns, kParts, kStep>(o));
+    if constexpr (W == Written::bytes) {
+      if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
+        return for_tiles<4>(o.pixels, BlockTiles<K, W, true, kColumns, kParts, kStep>(o));
       }
     }
-    return for_tiles<4>(o.pixels, BlockTiles<K, D, kRaw, false, kColumns, kParts, kStep>(o));
+    return for_tiles<4>(o.pixels, BlockTiles<K, W, false, kColumns, kParts, kStep>(o));
   }
   const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
   for (int v = 0; v < o.width / 16 && 16 * v < o.channels; ++v) {
-    const VectorTiles<K, D, kRaw, kColumns, kParts, kStep> tiles{
+    const VectorTiles<K, W, kColumns, kParts, kStep> tiles{
         o, v, _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v)),
-        Sink<K, D, kRaw>(o, v)};
+        Sink<K, W>(o, v)};
     for_tiles<8>(o.pixels, tiles);
   }
 }
@@ -506,44 +75,21 @@ void block_stage(const StageView& in, std::int64_t blocks64, std::int64_t channe
   });
 }
 
-template <SchemeKind K, DType D, bool kRaw>
+template <SchemeKind K, Written W>
 DepthwiseOutputKernel for_layout(int columns, int parts, int column_step) {
   const auto is = [&](int c, int k, int step) {
     return columns == c && parts == k && column_step == step;
   };
-  if (is(3, 1, 1)) return &run_outputs<K, D, kRaw, 3, 1, 1>;
-  if (is(3, 1, 2)) return &run_outputs<K, D, kRaw, 3, 1, 2>;
-  if (is(2, 1, 1)) return &run_outputs<K, D, kRaw, 2, 1, 1>;
-  if (is(3, 2, 1)) return &run_outputs<K, D, kRaw, 3, 2, 1>;
-  if (is(3, 2, 2)) return &run_outputs<K, D, kRaw, 3, 2, 2>;
-  if (is(2, 2, 1)) return &run_outputs<K, D, kRaw, 2, 2, 1>;
-  return &run_outputs<K, D, kRaw, 0, 1, 1>;
-}
-
-template <SchemeKind K>
-DepthwiseOutputKernel for_dtype(DType output_dtype, int columns, int parts, int column_step) {
-  switch (output_dtype) {
-    case DType::u8: return for_layout<K, DType::u8, false>(columns, parts, column_step);
-    case DType::s8: return for_layout<K, DType::s8, false>(columns, parts, column_step);
-    // s32 from a requantizing scheme: r may exceed s32 before zy; the scalar stage.
-    default: return for_layout<K, DType::s32, true>(columns, parts, column_step);
-  }
+  if (is(3, 1, 1)) return &run_outputs<K, W, 3, 1, 1>;
+  if (is(3, 1, 2)) return &run_outputs<K, W, 3, 1, 2>;
+  if (is(2, 1, 1)) return &run_outputs<K, W, 2, 1, 1>;
+  if (is(3, 2, 1)) return &run_outputs<K, W, 3, 2, 1>;
+  if (is(3, 2, 2)) return &run_outputs<K, W, 3, 2, 2>;
+  if (is(2, 2, 1)) return &run_outputs<K, W, 2, 2, 1>;
+  return &run_outputs<K, W, 0, 1, 1>;
 }
 
 }  // namespace
-
-void depthwise_columns(const DepthwiseColumns& c) {
-  const bool expand = c.expand != nullptr;
-  switch (c.width) {
-    case 16:
-      if (expand) return build_columns_for<16, true>(c);
-      return c.flip ? build_narrow_columns<16, true>(c) : build_narrow_columns<16, false>(c);
-    case 32:
-      if (expand) return build_columns_for<32, true>(c);
-      return c.flip ? build_narrow_columns<32, true>(c) : build_narrow_columns<32, false>(c);
-    default: return expand ? build_columns_for<64, true>(c) : build_columns_for<64, false>(c);
-  }
-}
 
 void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t blocks64,
                            std::int64_t channels, std::int32_t* storage, StageView& out) {
@@ -574,24 +120,26 @@ void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t 
 DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int columns,
                                               int parts, int column_step) {
   const int t = columns, c = parts, step = column_step;
-  switch (scheme) {
-    case SchemeKind::int32:
-      if (output_dtype == DType::s32)
-        return for_layout<SchemeKind::int32, DType::s32, false>(t, c, step);
-      return for_layout<SchemeKind::int32, DType::s32, true>(t, c, step);
-    case SchemeKind::fbgemm: return for_dtype<SchemeKind::fbgemm>(output_dtype, t, c, step);
-    case SchemeKind::qnnpack: return for_dtype<SchemeKind::qnnpack>(output_dtype, t, c, step);
-    case SchemeKind::onednn: return for_dtype<SchemeKind::onednn>(output_dtype, t, c, step);
-    case SchemeKind::onnx: return for_dtype<SchemeKind::onnx>(output_dtype, t, c, step);
-    case SchemeKind::tvm: return for_dtype<SchemeKind::tvm>(output_dtype, t, c, step);
-    case SchemeKind::tvm_f32: return for_dtype<SchemeKind::tvm_f32>(output_dtype, t, c, step);
-    case SchemeKind::tflite: return for_dtype<SchemeKind::tflite>(output_dtype, t, c, step);
-    case SchemeKind::tflite_single:
-      return for_dtype<SchemeKind::tflite_single>(output_dtype, t, c, step);
-    case SchemeKind::onnxruntime:
-      return for_dtype<SchemeKind::onnxruntime>(output_dtype, t, c, step);
+  // A pair without a vector output stage: the exact sums, whatever the scheme and dtype.
+  if (epilogue_kernel(scheme, output_dtype) == nullptr) {
+    return for_layout<SchemeKind::int32, Written::sums>(t, c, step);
   }
-  return for_layout<SchemeKind::int32, DType::s32, true>(t, c, step);
+  if (output_dtype == DType::s32) return for_layout<SchemeKind::int32, Written::s32>(t, c, step);
+  constexpr Written kBytes = Written::bytes;
+  switch (scheme) {
+    case SchemeKind::fbgemm: return for_layout<SchemeKind::fbgemm, kBytes>(t, c, step);
+    case SchemeKind::qnnpack: return for_layout<SchemeKind::qnnpack, kBytes>(t, c, step);
+    case SchemeKind::onednn: return for_layout<SchemeKind::onednn, kBytes>(t, c, step);
+    case SchemeKind::onnx: return for_layout<SchemeKind::onnx, kBytes>(t, c, step);
+    case SchemeKind::tvm: return for_layout<SchemeKind::tvm, kBytes>(t, c, step);
+    case SchemeKind::tvm_f32: return for_layout<SchemeKind::tvm_f32, kBytes>(t, c, step);
+    case SchemeKind::tflite: return for_layout<SchemeKind::tflite, kBytes>(t, c, step);
+    case SchemeKind::tflite_single:
+      return for_layout<SchemeKind::tflite_single, kBytes>(t, c, step);
+    case SchemeKind::onnxruntime: return for_layout<SchemeKind::onnxruntime, kBytes>(t, c, step);
+    case SchemeKind::int32: break;  // int32 to bytes has no vector form: the sums, above
+  }
+  return for_layout<SchemeKind::int32, Written::sums>(t, c, step);
 }
 
 }  // namespace qconv::detail::avx512_vnni

@@ -229,6 +229,12 @@ class DepthwiseKernel final : public PreparedKernel {
       }
       const int columns = consecutive ? static_cast<int>(c.kernel_cols.size()) : 0;
       c.kernel = depthwise_output_kernel(d.scheme.kind, d.output_dtype, columns, splits_, c.step);
+      // Stride 2 over 3 kernel columns in one group of rows, a u8 input, multiplier 1: full 64-lane
+      // blocks interleave their columns in registers instead of a buffer.
+      if (geometry_.column_phases.size() == 1 && columns == 3 && c.step == 2 &&
+          geometry_.max_groups == 1 && !flip_input_ && multiplier_ == 1) {
+        fused_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_);
+      }
     }
   }
 
@@ -255,6 +261,12 @@ class DepthwiseKernel final : public PreparedKernel {
       out << " (NCHW through NHWC copies)";
     }
     if (epilogue_ == nullptr) out << " (scalar output stage)";
+    const bool full_block = std::any_of(blocks_.begin(), blocks_.end(), [](const Block& b) {
+      return b.width == 64 && b.channels == 64;
+    });
+    if (fused_ != nullptr && full_block) {
+      out << " (full 64-channel blocks: columns interleaved in registers)";
+    }
     return out.str();
   }
 
@@ -418,23 +430,34 @@ class DepthwiseKernel final : public PreparedKernel {
     const std::int64_t buffer_bytes =
         static_cast<std::int64_t>(geometry_.max_groups) * columns_ * 4 * b.width;
     std::int32_t* raw = reinterpret_cast<std::int32_t*>(scratch + round_up(buffer_bytes, 64));
-    if (groups > 0) {
-      depthwise_columns({rows.data(), groups, in_channels_, d.in_width, geometry_.first_column,
-                         static_cast<std::int32_t>(columns_), b.width, b.input_bytes,
-                         multiplier_ > 1 ? expand_.data() + block_index * 64 : nullptr, flip_input_,
-                         zx, scratch});
-    }
-    write_row(call, output, stage, zx, n, y, phase, groups, b, block_index, scratch, raw);
+    const DepthwiseColumns build{rows.data(),
+                                 groups,
+                                 in_channels_,
+                                 d.in_width,
+                                 geometry_.first_column,
+                                 static_cast<std::int32_t>(columns_),
+                                 b.width,
+                                 b.input_bytes,
+                                 multiplier_ > 1 ? expand_.data() + block_index * 64 : nullptr,
+                                 flip_input_,
+                                 zx,
+                                 scratch};
+    // A full 64-lane block with a fused kernel reads the rows itself: no buffer to build.
+    const DepthwiseColumns* source =
+        fused_ != nullptr && b.width == 64 && b.channels == 64 && groups == 1 ? &build : nullptr;
+    if (groups > 0 && source == nullptr) depthwise_columns(build);
+    write_row(call, output, stage, zx, n, y, phase, groups, b, block_index, scratch, raw, source);
     if (pairs && y + geometry_.row_step < out_h_) {
       write_row(call, output, stage, zx, n, y + geometry_.row_step, phase + 1, groups, b,
-                block_index, scratch, raw);
+                block_index, scratch, raw, source);
     }
   }
 
   // Output row y of block b from the interleaved columns in `scratch`, with row phase a's weights.
   void write_row(const RunContext& call, void* output, const StageView& stage, std::uint8_t zx,
                  std::int64_t n, std::int64_t y, std::size_t a, std::int32_t groups, const Block& b,
-                 std::size_t block_index, const std::uint8_t* scratch, std::int32_t* raw) const {
+                 std::size_t block_index, const std::uint8_t* scratch, std::int32_t* raw,
+                 const DepthwiseColumns* source) const {
     const auto& d = problem_.desc();
     const bool transposed = problem_.transposed();
     const std::size_t element = element_size(d.output_dtype);
@@ -449,11 +472,12 @@ class DepthwiseKernel final : public PreparedKernel {
       const std::int64_t first_pixel = (n * out_h_ + y) * out_w_ + phase.first_x;
       void* out = static_cast<std::byte*>(output) +
                   static_cast<std::size_t>(first_pixel * out_channels_ + b.channel) * element;
-      phase.kernel({scratch, groups, static_cast<std::int32_t>(columns_), b.width,
-                    static_cast<std::int32_t>(phase.tap_columns.size()), phase.tap_columns.data(),
-                    weights_.data() + weight_offsets_[index], sums_.data() + sum_offsets_[index],
-                    zx, static_cast<std::int32_t>(phase.pixels), phase.step, b.channels, b.channel,
-                    out, out_stride, &stage, raw});
+      const DepthwiseOutputKernel kernel = source != nullptr ? fused_ : phase.kernel;
+      kernel({scratch, groups, static_cast<std::int32_t>(columns_), b.width,
+              static_cast<std::int32_t>(phase.tap_columns.size()), phase.tap_columns.data(),
+              weights_.data() + weight_offsets_[index], sums_.data() + sum_offsets_[index], zx,
+              static_cast<std::int32_t>(phase.pixels), phase.step, b.channels, b.channel, out,
+              out_stride, d.output_dtype == DType::s8, &stage, raw, source});
       if (epilogue_ != nullptr) continue;
       // No vector form for this (scheme, dtype): the scalar output stage, element by element.
       for (std::int64_t p = 0; p < phase.pixels; ++p) {
@@ -486,6 +510,7 @@ class DepthwiseKernel final : public PreparedKernel {
   std::int64_t columns_ = 0, scratch_bytes_ = 0, stage_bytes_ = 0;
   std::int64_t blocks64_ = 0;  // the first blocks, 64 lanes wide
   EpilogueKernel epilogue_ = nullptr;
+  DepthwiseOutputKernel fused_ = nullptr;  // full 64-lane blocks' kernel, or null: the buffer's
 };
 
 }  // namespace

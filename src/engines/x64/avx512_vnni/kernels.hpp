@@ -129,10 +129,14 @@ struct DepthwiseOutputs {
   std::int64_t channel;        // the block's first output channel
   void* output;                // pixel 0's first channel
   std::int64_t output_stride;  // elements between consecutive pixels
+  bool signed_output;          // an s8 output (else u8, or s32: 4-byte elements)
   const StageView* stage;      // depthwise_block_stage()'s: 64-lane blocks in their lanes' order
   // Written instead of the output when the (scheme, output dtype) has no vector output stage: the
   // exact sums, [pixels rounded up to 8][64], 64-byte aligned, for the scalar stage.
   std::int32_t* sums;
+  // A fused kernel's input rows (its rows, first_column, in_width, pixel_bytes and zero_point),
+  // interleaved in registers: `columns` is then not read. Null for the others.
+  const DepthwiseColumns* source;
 };
 using DepthwiseOutputKernel = void (*)(const DepthwiseOutputs&);
 
@@ -150,5 +154,12 @@ void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t 
 // one; columns = 0: any layout.
 DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int columns,
                                               int parts, int column_step);
+
+// The kernel for a full 64-lane block (64 channels, multiplier 1) of a u8 input at stride 2 with
+// 3 kernel columns at consecutive buffer columns, `parts` taps each, and one group of rows: the
+// columns interleaved in registers from DepthwiseOutputs::source, no buffer. Null where (scheme,
+// output dtype) has no vector output stage to u8 or s8, or for more than 2 parts.
+DepthwiseOutputKernel depthwise_fused_stride2_kernel(SchemeKind scheme, DType output_dtype,
+                                                     int parts);
 
 }  // namespace qconv::detail::avx512_vnni

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// Depthwise kernels at stride 2 that interleave their input columns in registers, tile by tile,
+// instead of reading a column buffer (depthwise_fused_stride2_kernel in kernels.hpp): the tiles'
+// accumulation order and output stage are those of depthwise_tiles.hpp.
+//
+// Built with AVX-512 flags: see kernels.hpp for why this file uses no standard-library templates.
+#include <immintrin.h>
+
+#include "engines/x64/avx512_vnni/depthwise_interleave.hpp"
+#include "engines/x64/avx512_vnni/depthwise_tiles.hpp"
+#include "engines/x64/avx512_vnni/kernels.hpp"
+
+namespace qconv::detail::avx512_vnni {
+namespace {
+
+using namespace depthwise;
+
+// Stride 2, 3 kernel columns, one group of 4 rows, a full 64-lane block of a u8 input, the
+// columns never written to a buffer (DepthwiseOutputs::source): a tile interleaves the 2·kTile + 1
+// input columns it reads in registers and feeds each straight to its vpdpbusd. At stride 2 every
+// pixel has two columns of its own; built into a buffer, their stores and the loads back cost
+// more than the unpacks and the tile's vpdpbusd together.
+// kParts: each kernel column's w − zw in that many s8 parts, one vpdpbusd each.
+template <SchemeKind K, bool kSaturatedLow, int kParts>
+struct FusedStride2Tiles {
+  BlockTiles<K, Written::bytes, kSaturatedLow, 3, kParts, 2> block;  // its start and output stage
+  const std::uint8_t* row[4];  // input column 0 of each slot, or null: the zero point
+  __m512i fill;
+  std::int64_t pixel_bytes, first_column, in_width;
+
+  explicit FusedStride2Tiles(const DepthwiseOutputs& o)
+      : block(o),
+        fill(_mm512_set1_epi8(static_cast<char>(o.source->zero_point))),
+        pixel_bytes(o.source->pixel_bytes),
+        first_column(o.source->first_column),
+        in_width(o.source->in_width) {
+    for (int i = 0; i < 4; ++i) row[i] = o.source->rows[i];
+  }
+
+  // Input column `column` of the 4 rows interleaved: q[v] is the column's vector v in the buffer.
+  [[gnu::always_inline]] void interleave(std::int64_t column, __m512i (&q)[4]) const {
+    const bool inside = column >= 0 && column < in_width;
+    const auto load = [&](int i) {
+      return inside && row[i] != nullptr ? _mm512_loadu_si512(row[i] + column * pixel_bytes) : fill;
+    };
+    interleave_rows(load(0), load(1), load(2), load(3), q);
+  }
+
+  template <int kTile>
+  [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
+    __m512i acc[4][kTile];
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) {
+#pragma GCC unroll 8
+      for (int p = 0; p < kTile; ++p) acc[v][p] = block.start[v];
+    }
+    // Weights [tap][64 lanes][4]: part k of kernel column s is tap kParts·s + k, its vector v at
+    // 256·tap + 64·v.
+    const std::int8_t* w = block.o.weights;
+    // Column t of the tile feeds pixel p at kernel column s = t − 2p.
+#pragma GCC unroll 16
+    for (int t = 0; t < 2 * kTile + 1; ++t) {
+      __m512i q[4];
+      interleave(first_column + 2 * static_cast<std::int64_t>(first) + t, q);
+#pragma GCC unroll 3
+      for (int s = 0; s < 3; ++s) {
+        if (t < s || (t - s) % 2 != 0 || (t - s) / 2 >= kTile) continue;
+        const int p = (t - s) / 2;
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; ++v) {
+#pragma GCC unroll 2
+          for (int k = 0; k < kParts; ++k) {
+            const std::int8_t* at = w + 256 * (kParts * s + k) + 64 * v;
+            acc[v][p] = _mm512_dpbusd_epi32(acc[v][p], q[v], _mm512_load_si512(at));
+          }
+        }
+      }
+    }
+    __m512i r[4][kTile];
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) block.template finish_vector<kTile>(v, acc[v], r);
+    block.template store<kTile>(r, first, valid);
+  }
+};
+
+template <SchemeKind K, int kParts>
+void run_fused_stride2(const DepthwiseOutputs& o) {
+  // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
+  const StageView& s = *o.stage;
+  if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
+    return for_tiles<4>(o.pixels, FusedStride2Tiles<K, true, kParts>(o));
+  }
+  for_tiles<4>(o.pixels, FusedStride2Tiles<K, false, kParts>(o));
+}
+
+template <SchemeKind K>
+DepthwiseOutputKernel fused_stride2_parts(int parts) {
+  if (parts == 1) return &run_fused_stride2<K, 1>;
+  return parts == 2 ? &run_fused_stride2<K, 2> : nullptr;
+}
+
+}  // namespace
+
+DepthwiseOutputKernel depthwise_fused_stride2_kernel(SchemeKind scheme, DType output_dtype,
+                                                     int parts) {
+  if (output_dtype == DType::s32 || epilogue_kernel(scheme, output_dtype) == nullptr) {
+    return nullptr;
+  }
+  switch (scheme) {
+    case SchemeKind::fbgemm: return fused_stride2_parts<SchemeKind::fbgemm>(parts);
+    case SchemeKind::qnnpack: return fused_stride2_parts<SchemeKind::qnnpack>(parts);
+    case SchemeKind::onednn: return fused_stride2_parts<SchemeKind::onednn>(parts);
+    case SchemeKind::onnx: return fused_stride2_parts<SchemeKind::onnx>(parts);
+    case SchemeKind::tvm: return fused_stride2_parts<SchemeKind::tvm>(parts);
+    case SchemeKind::tvm_f32: return fused_stride2_parts<SchemeKind::tvm_f32>(parts);
+    case SchemeKind::tflite: return fused_stride2_parts<SchemeKind::tflite>(parts);
+    case SchemeKind::tflite_single: return fused_stride2_parts<SchemeKind::tflite_single>(parts);
+    case SchemeKind::onnxruntime: return fused_stride2_parts<SchemeKind::onnxruntime>(parts);
+    case SchemeKind::int32: break;
+  }
+  return nullptr;
+}
+
+}  // namespace qconv::detail::avx512_vnni
