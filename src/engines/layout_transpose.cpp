@@ -127,23 +127,38 @@ void transpose_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_
   const std::int64_t full_rows = rows / kBlock * kBlock, full_cols = cols / kBlock * kBlock;
   std::int64_t c = 0;
 #if defined(__x86_64__)
-  // 64 columns at a time where the CPU has AVX-512 BW (a quarter of the shuffles), and the rows
-  // past the last block of 16 four at a time.
+  // Where the CPU has AVX-512 BW: four 16 x 16 blocks per shuffle, and the rows past the last
+  // block of 16 four at a time.
   static const bool avx512 = (host_cpu_features() & kAvx512bw) != 0;
   if (avx512) {
+    // Rows in blocks of 64, 16 columns at a time: whole 64-byte output rows, and the next block
+    // reads the next 16 bytes of the same input lines.
+    const std::int64_t wide_rows = rows / (4 * kBlock) * (4 * kBlock);
+    for (std::int64_t j = 0; j < full_cols; j += kBlock) {
+      for (std::int64_t r = 0; r < wide_rows; r += 4 * kBlock) {
+        avx512_vnni::transpose_64x16_bytes(in + r * in_stride + j, in_stride,
+                                           out + j * out_stride + r, out_stride);
+      }
+    }
+    transpose_part(in, in_stride, out, out_stride, 0, wide_rows, full_cols, cols);
+    // The rest of the blocks of 16 rows, 64 columns at a time.
+    in += wide_rows * in_stride;
+    out += wide_rows;
+    rows -= wide_rows;
+    const std::int64_t block_rows = full_rows - wide_rows;
     for (; c + 4 * kBlock <= cols; c += 4 * kBlock) {
-      for (std::int64_t r = 0; r < full_rows; r += kBlock) {
+      for (std::int64_t r = 0; r < block_rows; r += kBlock) {
         avx512_vnni::transpose_16x64_bytes(in + r * in_stride + c, in_stride,
                                            out + c * out_stride + r, out_stride);
       }
     }
     for (; c < full_cols; c += kBlock) {
-      for (std::int64_t r = 0; r < full_rows; r += kBlock) {
+      for (std::int64_t r = 0; r < block_rows; r += kBlock) {
         transpose_16x16(in + r * in_stride + c, in_stride, out + c * out_stride + r, out_stride);
       }
     }
-    transpose_part(in, in_stride, out, out_stride, 0, full_rows, full_cols, cols);
-    transpose_last_rows_as_dwords(in, in_stride, out, out_stride, full_rows, rows, cols);
+    transpose_part(in, in_stride, out, out_stride, 0, block_rows, full_cols, cols);
+    transpose_last_rows_as_dwords(in, in_stride, out, out_stride, block_rows, rows, cols);
     return;
   }
 #endif

@@ -182,34 +182,21 @@ const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
   return out;
 }
 
-void nchw_block_from_nhwc(const void* nhwc, void* nchw, std::int64_t channels, std::int64_t pixels,
-                          std::int64_t first_pixel, std::int64_t end_pixel,
-                          std::int64_t first_channel, std::int64_t channel_count,
-                          std::size_t element) {
-  const auto* in = static_cast<const std::byte*>(nhwc);
-  auto* out = static_cast<std::byte*>(nchw);
-  const auto at = [&](std::int64_t values) { return static_cast<std::size_t>(values) * element; };
-  while (first_pixel < end_pixel) {  // one image at a time
-    const std::int64_t n = first_pixel / pixels;
-    const std::int64_t end = std::min(end_pixel, (n + 1) * pixels);
-    // Image n is a [pixels][channels] matrix; its transpose is the NCHW image.
-    transpose_values(in + at(first_pixel * channels + first_channel), channels,
-                     out + at((n * channels + first_channel) * pixels + first_pixel - n * pixels),
-                     pixels, end - first_pixel, channel_count, element);
-    first_pixel = end;
-  }
-}
-
 void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,
                     std::int64_t pixels, std::size_t element, int threads) {
+  const auto* in = static_cast<const std::byte*>(nhwc);
+  auto* out = static_cast<std::byte*>(nchw);
   const std::int64_t chunks = (pixels + kTransposeChunk - 1) / kTransposeChunk;
   parallel_for(threads, batch * chunks, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t task = begin; task < end; ++task) {
-      const std::int64_t first = task / chunks * pixels + task % chunks * kTransposeChunk;
-      const std::int64_t count =
-          std::min(kTransposeChunk, pixels - task % chunks * kTransposeChunk);
-      nchw_block_from_nhwc(nhwc, nchw, channels, pixels, first, first + count, 0, channels,
-                           element);
+      const std::int64_t n = task / chunks, first = task % chunks * kTransposeChunk;
+      const std::int64_t count = std::min(kTransposeChunk, pixels - first);
+      const auto at = [&](std::int64_t values) {
+        return static_cast<std::size_t>(values) * element;
+      };
+      // Image n is a [pixels][channels] matrix; its transpose is the NCHW image.
+      transpose_values(in + at((n * pixels + first) * channels), channels,
+                       out + at(n * channels * pixels + first), pixels, count, channels, element);
     }
   });
 }

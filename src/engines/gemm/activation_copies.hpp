@@ -54,15 +54,6 @@ const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
                                    std::int64_t channels, std::int64_t height, std::int64_t width,
                                    int threads);
 
-// Pixels [first_pixel, end_pixel) (counted across the batch, `pixels` per image) and channels
-// [first_channel, first_channel + channel_count) of an NHWC tensor of `element`-byte values with
-// `channels` channels, written to the same places of the NCHW tensor `nchw`: a block the tiles
-// have just written, transposed while it is still in cache.
-void nchw_block_from_nhwc(const void* nhwc, void* nchw, std::int64_t channels, std::int64_t pixels,
-                          std::int64_t first_pixel, std::int64_t end_pixel,
-                          std::int64_t first_channel, std::int64_t channel_count,
-                          std::size_t element);
-
 // An NHWC tensor of `element`-byte values written as NCHW into `nchw`.
 void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,
                     std::int64_t pixels, std::size_t element, int threads);

@@ -288,7 +288,7 @@ class GemmKernel final : public PreparedKernel {
       out << (copies_input() ? " (NCHW input transposed by its copy)"
                              : " (NCHW input made NHWC in a copy)");
     }
-    if (d.output_layout == Layout::NCHW) out << " (NCHW output transposed per task)";
+    if (d.output_layout == Layout::NCHW) out << " (NCHW output transposed from an NHWC copy)";
     if (compact_copy_) out << " (strided pixels copied densely)";
     if (groups_per_panel_ > 1) {
       static constexpr const char* kLanes[] = {"gathered", "one group per vector",
@@ -308,7 +308,8 @@ class GemmKernel final : public PreparedKernel {
     RunContext ctx = call;
     const auto& d = problem_.desc();
     // NCHW tensors: the tiles run on NHWC. An input the plan copies anyway is transposed by that
-    // copy; otherwise it is made NHWC in scratch. Each task transposes the output block it wrote.
+    // copy; otherwise it is made NHWC in scratch. The output is transposed back at the end (per
+    // task, while in cache, measured slower: a task's block spans 64 planes in short runs).
     const bool nchw_input = d.input_layout == Layout::NCHW;
     if (nchw_input && !copies_input()) {
       ctx.input = nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch,
@@ -353,19 +354,18 @@ class GemmKernel final : public PreparedKernel {
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
-        const std::int64_t panel = pixels_outer_ ? task % panels_ : task / rows;
-        const std::int64_t row = pixels_outer_ ? task / panels_ : task % rows;
-        run_row(ctx, stage, pixel_sums, panel, row);
-        if (nchw_output) {  // the block the task wrote, while it is still in cache
-          const auto [first, end] = row_pixels(row, call.batch);
-          nchw_block_from_nhwc(ctx.output, call.output, out_channels_, out_h_ * out_w_, first, end,
-                               panel_channels_[static_cast<std::size_t>(panel)],
-                               panel_widths_[static_cast<std::size_t>(panel)],
-                               element_size(d.output_dtype));
+        if (pixels_outer_) {
+          run_row(ctx, stage, pixel_sums, task % panels_, task / panels_);
+        } else {
+          run_row(ctx, stage, pixel_sums, task / rows, task % rows);
         }
       }
       if (amx_) kernels_.amx_end();
     });
+    if (nchw_output) {
+      nchw_from_nhwc(ctx.output, call.output, call.batch, out_channels_, out_h_ * out_w_,
+                     element_size(d.output_dtype), call.threads);
+    }
   }
 
  private:
@@ -864,21 +864,6 @@ class GemmKernel final : public PreparedKernel {
   bool copies_input() const {
     return (transposed_ && !phased_) || padded_copy_ || compact_copy_ || flip_input_ ||
            channel_padded_;
-  }
-
-  // The output pixels (counted across the batch) that task row `row` writes: a chunk of them
-  // (flat: across images), a chunk of one image (pixel tiles), or an output row.
-  std::pair<std::int64_t, std::int64_t> row_pixels(std::int64_t row, std::int64_t batch) const {
-    const std::int64_t image = out_h_ * out_w_;
-    if (path_ == Path::flat) {
-      return {row * flat_chunk(), std::min(batch * image, (row + 1) * flat_chunk())};
-    }
-    if (pixel_tiles_) {
-      const std::int64_t chunks = (image + flat_chunk() - 1) / flat_chunk();
-      const std::int64_t n = row / chunks, begin = row % chunks * flat_chunk();
-      return {n * image + begin, n * image + std::min(image, begin + flat_chunk())};
-    }
-    return {row * out_w_, (row + 1) * out_w_};
   }
 
   // Everything of one panel that a tile needs, fixed for a run.

@@ -8,12 +8,13 @@
 
 namespace qconv::detail::avx512_vnni {
 
-void transpose_16x64_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
-                           std::int64_t out_stride) {
-  // The interleaving rounds of the 16 x 16 SSE2 block (layout_transpose.cpp), on 64-byte rows:
-  // the unpack instructions work within 128-bit lanes, so lane L transposes columns 16L..16L+15.
-  __m512i a[16], b[16];
-  for (int i = 0; i < 16; ++i) a[i] = _mm512_loadu_si512(in + i * in_stride);
+namespace {
+
+// The interleaving rounds of the 16 x 16 SSE2 block (layout_transpose.cpp) in each 128-bit lane
+// (the unpack instructions work within lanes): a[i] holds row i of four 16 x 16 blocks, one per
+// lane; afterwards even[m] and odd[m] hold columns 2m and 2m + 1 of them, lane by lane.
+inline void transpose_lanes(__m512i a[16], __m512i even[8], __m512i odd[8]) {
+  __m512i b[16];
   for (int i = 0; i < 8; ++i) {
     b[2 * i] = _mm512_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
     b[2 * i + 1] = _mm512_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
@@ -32,26 +33,60 @@ void transpose_16x64_bytes(const std::uint8_t* in, std::int64_t in_stride, std::
       b[8 * e + 2 * q + 1] = _mm512_unpackhi_epi32(lo, hi);
     }
   }
+  for (int m = 0; m < 8; ++m) {
+    even[m] = _mm512_unpacklo_epi64(b[m], b[8 + m]);
+    odd[m] = _mm512_unpackhi_epi64(b[m], b[8 + m]);
+  }
+}
+
+}  // namespace
+
+void transpose_16x64_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                           std::int64_t out_stride) {
+  // Lane L of a 64-byte row is a block of columns 16L..16L+15.
+  __m512i a[16], even[8], odd[8];
+  for (int i = 0; i < 16; ++i) a[i] = _mm512_loadu_si512(in + i * in_stride);
+  transpose_lanes(a, even, odd);
   // Lane L of the vector for column j of a block is column 16L + j; storing a lane is a store
   // (vextracti32x4 to memory), not a shuffle.
   for (int m = 0; m < 8; ++m) {
-    const __m512i even = _mm512_unpacklo_epi64(b[m], b[8 + m]);
-    const __m512i odd = _mm512_unpackhi_epi64(b[m], b[8 + m]);
     std::uint8_t* column = out + (2 * m) * out_stride;
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(column), _mm512_castsi512_si128(even));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(column + out_stride), _mm512_castsi512_si128(odd));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(column), _mm512_castsi512_si128(even[m]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(column + out_stride),
+                     _mm512_castsi512_si128(odd[m]));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 16 * out_stride),
-                     _mm512_extracti32x4_epi32(even, 1));
+                     _mm512_extracti32x4_epi32(even[m], 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 17 * out_stride),
-                     _mm512_extracti32x4_epi32(odd, 1));
+                     _mm512_extracti32x4_epi32(odd[m], 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 32 * out_stride),
-                     _mm512_extracti32x4_epi32(even, 2));
+                     _mm512_extracti32x4_epi32(even[m], 2));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 33 * out_stride),
-                     _mm512_extracti32x4_epi32(odd, 2));
+                     _mm512_extracti32x4_epi32(odd[m], 2));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 48 * out_stride),
-                     _mm512_extracti32x4_epi32(even, 3));
+                     _mm512_extracti32x4_epi32(even[m], 3));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(column + 49 * out_stride),
-                     _mm512_extracti32x4_epi32(odd, 3));
+                     _mm512_extracti32x4_epi32(odd[m], 3));
+  }
+}
+
+void transpose_64x16_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                           std::int64_t out_stride) {
+  // Lane L holds rows 16L..16L+15: the vector of column j is then column j of all 64 rows, one
+  // whole 64-byte store (a cache line where the output is aligned).
+  __m512i a[16], even[8], odd[8];
+  for (int i = 0; i < 16; ++i) {
+    const auto row = [&](int r) {
+      return _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + r * in_stride));
+    };
+    __m512i v = _mm512_castsi128_si512(row(i));
+    v = _mm512_inserti32x4(v, row(16 + i), 1);
+    v = _mm512_inserti32x4(v, row(32 + i), 2);
+    a[i] = _mm512_inserti32x4(v, row(48 + i), 3);
+  }
+  transpose_lanes(a, even, odd);
+  for (int m = 0; m < 8; ++m) {
+    _mm512_storeu_si512(out + (2 * m) * out_stride, even[m]);
+    _mm512_storeu_si512(out + (2 * m + 1) * out_stride, odd[m]);
   }
 }
 

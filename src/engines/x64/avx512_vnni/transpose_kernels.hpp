@@ -11,6 +11,10 @@ namespace qconv::detail::avx512_vnni {
 void transpose_16x64_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
                            std::int64_t out_stride);
 
+// out[c·out_stride + r] = in[r·in_stride + c] for r < 64, c < 16: 16-byte loads, 64-byte stores.
+void transpose_64x16_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                           std::int64_t out_stride);
+
 // out[4·c + r] = in[r·in_stride + c] for r < 4, c < cols (at most 64): up to 64 columns of up to
 // 4 rows as dwords, rows past `rows` and columns past `cols` 0 (a 3-channel NCHW image's pixels,
 // which the 16-row blocks would leave to byte copies).
