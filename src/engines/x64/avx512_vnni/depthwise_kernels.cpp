@@ -31,7 +31,7 @@ void run_outputs(const DepthwiseOutputs& o) {
   if (o.width == 64) {
     // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
     const StageView& s = *o.stage;
-    if constexpr (W == Written::bytes) {
+    if constexpr (W == Written::bytes && kEveryKernelVariant) {
       if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
         return for_tiles<4>(o.pixels, BlockTiles<K, W, true, kColumns, kParts, kStep>(o));
       }
@@ -80,12 +80,14 @@ DepthwiseOutputKernel for_layout(int columns, int parts, int column_step) {
   const auto is = [&](int c, int k, int step) {
     return columns == c && parts == k && column_step == step;
   };
-  if (is(3, 1, 1)) return &run_outputs<K, W, 3, 1, 1>;
-  if (is(3, 1, 2)) return &run_outputs<K, W, 3, 1, 2>;
-  if (is(2, 1, 1)) return &run_outputs<K, W, 2, 1, 1>;
-  if (is(3, 2, 1)) return &run_outputs<K, W, 3, 2, 1>;
-  if (is(3, 2, 2)) return &run_outputs<K, W, 3, 2, 2>;
-  if (is(2, 2, 1)) return &run_outputs<K, W, 2, 2, 1>;
+  if constexpr (kEveryKernelVariant) {
+    if (is(3, 1, 1)) return &run_outputs<K, W, 3, 1, 1>;
+    if (is(3, 1, 2)) return &run_outputs<K, W, 3, 1, 2>;
+    if (is(2, 1, 1)) return &run_outputs<K, W, 2, 1, 1>;
+    if (is(3, 2, 1)) return &run_outputs<K, W, 3, 2, 1>;
+    if (is(3, 2, 2)) return &run_outputs<K, W, 3, 2, 2>;
+    if (is(2, 2, 1)) return &run_outputs<K, W, 2, 2, 1>;
+  }
   return &run_outputs<K, W, 0, 1, 1>;
 }
 
