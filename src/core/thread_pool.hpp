@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // A persistent pool of worker threads that any number of callers may use at once.
 //
-// A caller hands in a range [0, count) and a body; the range is cut into contiguous chunks that
-// the caller and idle workers claim one at a time. The caller always works on its own range, so
-// it finishes even when every worker is busy elsewhere: no call waits for a worker to become free,
-// and a body may itself call the pool (nested calls run on the thread that makes them).
+// A caller hands in a range [0, count) and a body; the range is cut into contiguous chunks, dealt
+// out in a home range per participant (the caller's first), which the caller and the workers that
+// join claim one chunk at a time, their own range first, then the others'. The caller always
+// works, so it finishes even when every worker is busy elsewhere: no call waits for a worker to
+// become free, and a body may itself call the pool (nested calls run on the thread that makes
+// them).
 // Each index is given to exactly one body call, so a body that writes only what its indices own
 // computes the same result for every thread count. After the pool has grown to the largest thread
 // count asked for, a call allocates nothing: its bookkeeping lives on the caller's stack.
