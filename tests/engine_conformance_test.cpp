@@ -504,26 +504,25 @@ TEST_P(EngineConformance, TiesRoundAsTheSchemeSays) {
   }
 }
 
-// A prepared-weights file packed by another engine (avx512_vnni) loads on this one by re-packing
-// from the original weights it kept: on a CPU with only this engine's features (the AVX-512 packed
-// form cannot run there), and here with QCONV_ENGINE forcing this engine. The outputs are the same.
+// A layer of the NCHW tests: channels in and out, size, kernel, stride, padding, batch, groups.
+struct LayoutShape {
+  std::int64_t c, o, h, w, k, stride, pad, batch, groups;
+  bool transposed;
+};
+
 // NCHW inputs and outputs on every path: a 1x1 layer whose register tiles and AMX blocks span two
 // images (batch 3, 25 and 49 pixels an image), padded rows, pixel tiles, im2col rows, grouped
 // panels, transposed (stride 1 and by phases), every output dtype.
 TEST_P(EngineConformance, NchwOnEveryPath) {
   Rng rng(29);
-  struct Shape {
-    std::int64_t c, o, h, w, k, stride, pad, batch, groups;
-    bool transposed;
-  };
-  const Shape shapes[] = {
+  const LayoutShape shapes[] = {
       {64, 80, 5, 5, 1, 1, 0, 3, 1, false},   {128, 64, 7, 7, 1, 1, 0, 3, 1, false},
       {64, 96, 9, 40, 3, 1, 1, 2, 1, false},  {40, 70, 7, 7, 3, 1, 1, 2, 1, false},
       {3, 64, 12, 30, 7, 2, 3, 1, 1, false},  {64, 64, 6, 9, 3, 1, 1, 1, 16, false},
       {64, 48, 6, 20, 3, 1, 1, 2, 1, true},   {32, 40, 5, 7, 4, 2, 1, 1, 1, true},
       {72, 64, 11, 13, 1, 2, 0, 2, 1, false},
   };
-  for (const Shape& s : shapes) {
+  for (const LayoutShape& s : shapes) {
     for (int round = 0; round < 4; ++round) {
       RandomCase rc =
           fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch, s.groups, round < 2);
@@ -546,16 +545,12 @@ TEST_P(EngineConformance, NchwOnEveryPath) {
 // NCHW input alone, output alone and both, through each copy that transposes an NCHW input as it
 // places it (a padded 3x3 layer, a strided 1x1 layer's dense pixels, a first layer's rows, an
 // input of the other signedness, channels padded for AMX, a transposed layer's spread input) and
-// the per-task blocks an NCHW output is written in (output rows of odd widths, chunks spanning
-// two images, channel tails, grouped and depthwise panels), for u8, s8 and s32 outputs, with and
+// the NCHW output's transpose (output rows of odd widths, chunks spanning two images, channel
+// tails, grouped and depthwise panels), for u8, s8 and s32 outputs, with and
 // without weight zero points, on 1 and 2 threads.
 TEST_P(EngineConformance, NchwInputAndOutputAloneOrTogether) {
   Rng rng(31);
-  struct Shape {
-    std::int64_t c, o, h, w, k, stride, pad, batch, groups;
-    bool transposed;
-  };
-  const Shape shapes[] = {
+  const LayoutShape shapes[] = {
       {64, 64, 9, 13, 3, 1, 1, 2, 1, false},  {40, 70, 7, 5, 3, 1, 1, 1, 1, false},
       {72, 64, 11, 13, 1, 2, 0, 2, 1, false}, {24, 36, 9, 23, 1, 2, 0, 1, 1, false},
       {3, 64, 16, 30, 7, 2, 3, 2, 1, false},  {3, 32, 17, 19, 3, 2, 1, 1, 1, false},
@@ -565,7 +560,7 @@ TEST_P(EngineConformance, NchwInputAndOutputAloneOrTogether) {
   };
   const std::pair<Layout, Layout> layouts[] = {
       {Layout::NCHW, Layout::NHWC}, {Layout::NHWC, Layout::NCHW}, {Layout::NCHW, Layout::NCHW}};
-  for (const Shape& s : shapes) {
+  for (const LayoutShape& s : shapes) {
     for (const auto& [input_layout, output_layout] : layouts) {
       for (const DType output : {DType::u8, DType::s8, DType::s32}) {
         for (int round = 0; round < 2; ++round) {
@@ -612,6 +607,9 @@ TEST_P(EngineConformance, MergedGroupsRoundTripThroughAFile) {
   }
 }
 
+// A prepared-weights file packed by another engine (avx512_vnni) loads on this one by re-packing
+// from the original weights it kept: on a CPU with only this engine's features (the AVX-512 packed
+// form cannot run there), and here with QCONV_ENGINE forcing this engine. The outputs are the same.
 TEST_P(EngineConformance, FileFromAnotherEngineRepacksForThisOne) {
   const detail::Engine* packer = nullptr;
   const detail::Engine* self = nullptr;
