@@ -1249,8 +1249,8 @@ class GemmKernel final : public PreparedKernel {
   bool transposed_ = false;
   std::int64_t stride_h_ = 1, stride_w_ = 1;  // the tiles' strides (1 for a spread-out input)
   bool depthwise_ = false;
-  bool pixels_outer_ =
-      false;  // tasks ordered pixels (rows) first, then panels: see the constructor
+  // Tasks ordered pixels (rows) first, then panels: see the constructor.
+  bool pixels_outer_ = false;
   AlignedVector<std::int32_t> depthwise_weights_;  // w − zw, [block][tap][64] (preparation only)
   AlignedVector<std::int16_t> depthwise_pairs_;    // per pattern: [block][pair][64][2]
   std::vector<std::int64_t> pattern_pair_offsets_;
