@@ -795,6 +795,42 @@ class GemmKernel final : public PreparedKernel {
         pattern_taps_.emplace_back(first, static_cast<std::int32_t>(tap_offsets_.size()) - first);
       }
     }
+    if (pixel_tiles_) plan_border_tiles();
+  }
+
+  // Pixel tiles: per tile of max_rows_ output pixels (of an image), −1 where every pixel has every
+  // tap, else where its list starts in border_offsets_: per tap of the full pattern and row, the
+  // byte offset from the image's first pixel that the row reads, or −1 (a padded tap). Made once:
+  // every panel and every call reads the same lists.
+  void plan_border_tiles() {
+    const auto& d = problem_.desc();
+    const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(full_pattern_)];
+    const std::int64_t pixels = out_h_ * out_w_;
+    for (std::int64_t at = 0; at < pixels; at += max_rows_) {
+      const std::int64_t rows = std::min<std::int64_t>(max_rows_, pixels - at);
+      bool padded = false;
+      for (std::int64_t i = 0; i < rows; ++i) {
+        const auto y = static_cast<std::size_t>((at + i) / out_w_);
+        const auto x = static_cast<std::size_t>((at + i) % out_w_);
+        padded = padded || !full_rows_[y] || !full_columns_[x];
+      }
+      if (!padded) {
+        border_tiles_.push_back(-1);
+        continue;
+      }
+      border_tiles_.push_back(static_cast<std::int64_t>(border_offsets_.size()));
+      for (std::int32_t k = 0; k < taps; ++k) {
+        const auto tap = static_cast<std::size_t>(first_tap + k);
+        for (std::int64_t i = 0; i < rows; ++i) {
+          const std::int64_t h =
+              (at + i) / out_w_ * stride_h_ - pad_top_ + tap_kernel_rows_[tap] * d.dilation_h;
+          const std::int64_t w =
+              (at + i) % out_w_ * stride_w_ - pad_left_ + tap_columns_[tap] * d.dilation_w;
+          const bool inside = h >= 0 && h < in_h_ && w >= 0 && w < in_w_;
+          border_offsets_.push_back(inside ? (h * in_w_ + w) * pixel_bytes_ : -1);
+        }
+      }
+    }
   }
 
  public:
@@ -1029,64 +1065,53 @@ class GemmKernel final : public PreparedKernel {
   }
 
   // Pixel tiles (plan_patterns): output pixels [begin, end) of image n, in tiles of up to
-  // max_rows consecutive pixels on the full pattern. A tile whose pixels all have every tap reads
-  // them at their own offsets; one with padded pixels gets a pointer per tap and row, the padded
-  // taps pointing at the zero-point row.
+  // max_rows consecutive pixels on the full pattern (tile k: pixels from k·max_rows). A tile whose
+  // pixels all have every tap reads them at their own offsets; one with padded pixels reads the
+  // offsets plan_border_tiles() listed per tap and row, the padded taps the zero-point row.
   void run_pixels(const PanelRun& pr, std::int64_t n, std::int64_t begin, std::int64_t end) const {
-    const auto& d = problem_.desc();
     const auto* input = static_cast<const std::uint8_t*>(pr.ctx.input);
-    const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(full_pattern_)];
     const std::int64_t pixels = out_h_ * out_w_;
+    const std::int64_t image_pixels = in_h_ * in_w_;
+    const std::uint8_t* image = input + n * image_pixels * pixel_bytes_;
     for (std::int64_t at = begin; at < end;) {
       const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
-      std::int64_t offsets[kMaxTileRows], top[kMaxTileRows], left[kMaxTileRows];
-      std::int64_t origins[kMaxTileRows];  // in pixels
+      const std::int64_t listed = border_tiles_[static_cast<std::size_t>(at / max_rows_)];
       std::int32_t sums[kMaxTileRows];
       std::int32_t* window_sums = pr.pixel_sums != nullptr ? sums : nullptr;
-      bool padded = false;
-      for (int i = 0; i < rows; ++i) {
-        const std::int64_t y = (at + i) / out_w_, x = (at + i) % out_w_;
-        top[i] = y * stride_h_ - pad_top_;  // the window's first input row and column
-        left[i] = x * stride_w_ - pad_left_;
-        origins[i] = (n * in_h_ + top[i]) * in_w_ + left[i];
-        offsets[i] = origins[i] * pixel_bytes_;
-        padded = padded || !full_rows_[static_cast<std::size_t>(y)] ||
-                 !full_columns_[static_cast<std::size_t>(x)];
-      }
-      if (!padded) {
-        for (int i = 0; window_sums != nullptr && i < rows; ++i) {
-          sum_windows(pr.pixel_sums, origins[i], 1, full_pattern_, 1, sums + i);
+      if (listed < 0) {
+        std::int64_t offsets[kMaxTileRows];
+        for (int i = 0; i < rows; ++i) {
+          const std::int64_t y = (at + i) / out_w_, x = (at + i) % out_w_;
+          // the window's first input pixel
+          const std::int64_t origin =
+              (n * in_h_ + y * stride_h_ - pad_top_) * in_w_ + x * stride_w_ - pad_left_;
+          offsets[i] = origin * pixel_bytes_;
+          if (window_sums != nullptr)
+            sum_windows(pr.pixel_sums, origin, 1, full_pattern_, 1, sums + i);
         }
         run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at, nullptr,
                  window_sums);
         at += rows;
         continue;
       }
-      const std::uint8_t* tap_rows[kMaxRedirectedTaps * kMaxTileRows];
-      const std::uint8_t* zero_points = zero_point_row(pr.ctx) + pr.input_offset;
-      // A tap on the zero-point row reads tap_bytes_ bytes of zx.
-      const auto padded_sum = static_cast<std::uint32_t>(pr.ctx.input_zero_point * tap_bytes_);
-      std::uint32_t padded_sums[kMaxTileRows] = {};
-      for (std::int32_t k = 0; k < taps; ++k) {
-        const auto tap = static_cast<std::size_t>(first_tap + k);
-        const std::int64_t dy = tap_kernel_rows_[tap] * d.dilation_h;
-        const std::int64_t dx = tap_columns_[tap] * d.dilation_w;
-        for (int i = 0; i < rows; ++i) {
-          const std::int64_t h = top[i] + dy, w = left[i] + dx;
-          const bool inside = h >= 0 && h < in_h_ && w >= 0 && w < in_w_;
-          tap_rows[k * rows + i] =
-              inside ? input + (offsets[i] + tap_offsets_[tap] + pr.input_offset) : zero_points;
-          if (window_sums != nullptr) {
-            padded_sums[i] +=
-                inside ? static_cast<std::uint32_t>(pr.pixel_sums[(n * in_h_ + h) * in_w_ + w])
-                       : padded_sum;
+      const std::int64_t* tap_row_offsets = border_offsets_.data() + listed;
+      if (window_sums != nullptr) {
+        // A tap on the zero-point row reads tap_bytes_ bytes of zx.
+        const auto padded_sum = static_cast<std::uint32_t>(pr.ctx.input_zero_point * tap_bytes_);
+        std::uint32_t padded_sums[kMaxTileRows] = {};
+        const std::int32_t taps = pattern_taps_[static_cast<std::size_t>(full_pattern_)].second;
+        for (std::int32_t k = 0; k < taps; ++k) {
+          for (int i = 0; i < rows; ++i) {
+            const std::int64_t offset = tap_row_offsets[k * rows + i];
+            padded_sums[i] += offset >= 0
+                                  ? static_cast<std::uint32_t>(
+                                        pr.pixel_sums[n * image_pixels + offset / pixel_bytes_])
+                                  : padded_sum;
           }
         }
+        for (int i = 0; i < rows; ++i) sums[i] = static_cast<std::int32_t>(padded_sums[i]);
       }
-      for (int i = 0; window_sums != nullptr && i < rows; ++i) {
-        sums[i] = static_cast<std::int32_t>(padded_sums[i]);
-      }
-      run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at, tap_rows,
+      run_tile(pr, image, 0, 0, nullptr, full_pattern_, rows, n * pixels + at, tap_row_offsets,
                window_sums);
       at += rows;
     }
@@ -1140,7 +1165,7 @@ class GemmKernel final : public PreparedKernel {
 
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
-                int rows, std::int64_t first_pixel, const std::uint8_t* const* tap_rows = nullptr,
+                int rows, std::int64_t first_pixel, const std::int64_t* tap_row_offsets = nullptr,
                 const std::int32_t* row_window_sums = nullptr) const {
     alignas(64) std::int32_t acc[kMaxAmxRows * kPanelWidth];
     alignas(64) std::int32_t terms[kPanelWidth];  // an AMX block's constant term
@@ -1149,6 +1174,7 @@ class GemmKernel final : public PreparedKernel {
     const auto p = static_cast<std::size_t>(pr.panel);
     const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
     const std::int64_t origin_in_pixel = origin + pr.input_offset;
+    const std::uint8_t* padding_row = tap_row_offsets != nullptr ? zero_point_row(pr.ctx) : nullptr;
     // The tiles sum their windows' bytes, unless the caller added them up (pixel_window_sums_).
     std::int32_t* sums = needs_window_sums_ && !pixel_window_sums_ ? window_sums : nullptr;
     // The constant term −zx·Σ(w' − zw') over this pattern's taps starts the sums.
@@ -1179,7 +1205,8 @@ class GemmKernel final : public PreparedKernel {
           {{input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
             tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
             static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],
-            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr, tap_rows, rows},
+            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr, tap_row_offsets, padding_row,
+            rows},
            lane_dwords_.data(),
            static_cast<std::int32_t>(groups * group_in_),
            zero_points_.data() + pr.panel * kPanelWidth});
@@ -1191,7 +1218,8 @@ class GemmKernel final : public PreparedKernel {
            static_cast<std::int32_t>(tap_stride()), pr.vectors,
            widened_.empty() ? packed_.data() + panel_offsets_[p]
                             : widened_.data() + panel_offsets_[p] * kernels_.weight_widening,
-           zero_point_sums, pr.ctx.input_zero_point, acc, sums, tap_rows, rows});
+           zero_point_sums, pr.ctx.input_zero_point, acc, sums, tap_row_offsets, padding_row,
+           rows});
     }
 
     const RunContext& ctx = pr.ctx;
@@ -1309,6 +1337,7 @@ class GemmKernel final : public PreparedKernel {
   bool pixel_tiles_ = false;
   std::int64_t full_pattern_ = 0;
   std::vector<bool> full_rows_, full_columns_;
+  std::vector<std::int64_t> border_tiles_, border_offsets_;  // plan_border_tiles
   std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;

@@ -61,11 +61,14 @@ struct GemmTile {
   // Out: per row, the sum of the input values read; null when not needed. Never asked of a kernel
   // set with sum_pixels (the planner adds the sums up from those).
   std::int32_t* window_sums;
-  // When not null (kernel sets with tap_row_pointers only): where row i reads tap k, at
-  // tap_rows[k * tap_rows_stride + i], instead of input + first_row + tap_offsets[k] + row i's
-  // offset. A tile of pixels with different padding then runs as one: their padded taps read a
-  // row of zero-point bytes, which add (zx − zx)·w = 0 once corrected.
-  const std::uint8_t* const* tap_rows;
+  // When not null (kernel sets with tap_row_pointers only): row i reads tap k at
+  // input + tap_row_offsets[k * tap_rows_stride + i] + first_row, instead of input + first_row +
+  // tap_offsets[k] + row i's offset; or, where that offset is −1, at padding_row + first_row. A
+  // tile of pixels with different padding then runs as one: their padded taps read a row of
+  // zero-point bytes, which add (zx − zx)·w = 0 once corrected. (first_row is then the panel's
+  // first input channel: the offsets are the same for every panel.)
+  const std::int64_t* tap_row_offsets;
+  const std::uint8_t* padding_row;
   std::int32_t tap_rows_stride;
 };
 // The input's signedness is the KernelSet's (u8_input; the planner copies an input of the other
@@ -245,7 +248,8 @@ struct KernelSet {
   // returns null for a lane arrangement it has no tiles for (the planner then uses `gathered`,
   // which every grouped tile must take).
   GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums, GroupedLanes lanes);
-  // The GEMM and grouped tiles take GemmTile::tap_rows (false: the planner never passes it).
+  // The GEMM and grouped tiles take GemmTile::tap_row_offsets (false: the planner never passes
+  // them).
   bool tap_row_pointers = false;
   // Per pixel of an NHWC byte tensor, the sum of its first `channels` bytes (pixels `pixel_bytes`
   // apart) into out[pixel]. With it the planner adds up a weight zero point's window sums from

@@ -41,9 +41,12 @@ inline __m512i constant_term(const GemmTile& t, int at) {
 }
 
 // Rows [first, first + kRows) of the tile. With kWindowSums, each lane also sums the input bytes it
-// multiplied (its own group's window) and takes zw'·Σx off its sum at the end.
-template <int kRows, int kVectors, bool kWindowSums, GroupedLanes kLanes>
+// multiplied (its own group's window) and takes zw'·Σx off its sum at the end. kPairs (one_group
+// with 32 output channels per group): vectors 2j and 2j + 1 are one group, fed by one broadcast;
+// a broadcast per vector would make the loads, not the multiplies, the bound.
+template <int kRows, int kVectors, bool kWindowSums, GroupedLanes kLanes, bool kPairs>
 void grouped_rows(const GroupedTile& g, int first) {
+  static_assert(!kPairs || (kLanes == GroupedLanes::one_group && kVectors % 2 == 0));
   const GemmTile& t = g.gemm;
   __m512i lanes[kVectors], acc[kRows][kVectors], sums[kRows][kVectors];
   std::int32_t group_byte[kVectors];  // one_group: the first byte of each vector's group
@@ -81,13 +84,15 @@ void grouped_rows(const GroupedTile& g, int first) {
         if constexpr (kLanes == GroupedLanes::gathered) {
           x = _mm512_maskz_loadu_epi8(mask, row[i] + 4 * k);
         }
+        __m512i mine = _mm512_setzero_si512();
 #pragma GCC unroll 4
         for (int j = 0; j < kVectors; ++j) {
-          __m512i mine;
           if constexpr (kLanes == GroupedLanes::gathered) {
             mine = _mm512_permutexvar_epi32(lanes[j], x);
           } else if constexpr (kLanes == GroupedLanes::one_group) {
-            mine = _mm512_set1_epi32(load<std::int32_t>(row[i] + group_byte[j] + 4 * k));
+            if (!kPairs || j % 2 == 0) {
+              mine = _mm512_set1_epi32(load<std::int32_t>(row[i] + group_byte[j] + 4 * k));
+            }
           } else {  // four_groups: groups 4j..4j+3
             mine = _mm512_broadcast_i32x4(
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[i] + 16 * j + 4 * k)));
@@ -119,8 +124,8 @@ void grouped_rows(const GroupedTile& g, int first) {
 // Rows at most kChunk at a time, so that accumulators, lane indices and weights stay in the 32
 // registers (4 vectors through vpermd: 3 rows x 4 = 12 accumulators, or 2 rows with window sums;
 // broadcasts need no lane indices: 6 rows x 4, or 3 rows with window sums).
-template <int kRows, int kVectors, bool kWindowSums, GroupedLanes kLanes>
-void grouped_tile(const GroupedTile& g) {
+template <int kRows, int kVectors, bool kWindowSums, GroupedLanes kLanes, bool kPairs = false>
+void grouped_chunks(const GroupedTile& g) {
   // (GCC 12 spills an accumulator of the 16-byte broadcast form at 4 rows or more: 3 there.)
   constexpr int kWide = kLanes == GroupedLanes::gathered    ? (kWindowSums ? 2 : 3)
                         : kLanes == GroupedLanes::one_group ? (kWindowSums ? 3 : 6)
@@ -129,9 +134,21 @@ void grouped_tile(const GroupedTile& g) {
   constexpr int kChunks = (kRows + kChunk - 1) / kChunk;
   constexpr int kLast = kRows - (kChunks - 1) * kChunk;
   for (int c = 0; c + 1 < kChunks; ++c) {
-    grouped_rows<kChunk, kVectors, kWindowSums, kLanes>(g, c * kChunk);
+    grouped_rows<kChunk, kVectors, kWindowSums, kLanes, kPairs>(g, c * kChunk);
   }
-  grouped_rows<kLast, kVectors, kWindowSums, kLanes>(g, (kChunks - 1) * kChunk);
+  grouped_rows<kLast, kVectors, kWindowSums, kLanes, kPairs>(g, (kChunks - 1) * kChunk);
+}
+
+template <int kRows, int kVectors, bool kWindowSums, GroupedLanes kLanes>
+void grouped_tile(const GroupedTile& g) {
+  // one_group: the vectors' first dwords tell whether vectors 0 and 1 share a group (a panel's
+  // groups are all as wide).
+  if constexpr (kLanes == GroupedLanes::one_group && kVectors % 2 == 0) {
+    if (g.lane_dwords[16] == g.lane_dwords[0]) {
+      return grouped_chunks<kRows, kVectors, kWindowSums, kLanes, true>(g);
+    }
+  }
+  grouped_chunks<kRows, kVectors, kWindowSums, kLanes>(g);
 }
 
 template <int kRows, bool kWindowSums, GroupedLanes kLanes>

@@ -24,15 +24,17 @@ using gemm::StageView;
 using gemm::TileOutput;
 using gemm::WindowGather;
 
-// Where rows first .. first + kRows − 1 of a tile read tap `tap` (GemmTile::tap_rows, or the
-// tile's origin, tap offset and row offsets).
+// Where rows first .. first + kRows − 1 of a tile read tap `tap` (GemmTile::tap_row_offsets, or
+// the tile's origin, tap offset and row offsets).
 template <int kRows>
 inline void tap_rows(const GemmTile& t, std::int32_t tap, int first,
                      const std::uint8_t* (&row)[kRows]) {
-  if (t.tap_rows != nullptr) {
-    const std::uint8_t* const* listed = t.tap_rows + tap * t.tap_rows_stride + first;
+  if (t.tap_row_offsets != nullptr) {
+    const std::int64_t* listed = t.tap_row_offsets + tap * t.tap_rows_stride + first;
 #pragma GCC unroll 8
-    for (int i = 0; i < kRows; ++i) row[i] = listed[i];
+    for (int i = 0; i < kRows; ++i) {
+      row[i] = (listed[i] >= 0 ? t.input + listed[i] : t.padding_row) + t.first_row;
+    }
     return;
   }
   const std::int64_t origin = t.first_row + t.tap_offsets[tap];
