@@ -24,6 +24,7 @@
 #include "engines/gemm/gemm_engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -245,6 +246,16 @@ class GemmKernel final : public PreparedKernel {
     tap_sums_ = {};
     depthwise_weights_ = {};
     epilogue_ = kernels.epilogue(d.scheme.kind, d.output_dtype);
+    // Flat runs (KernelSet::flat_run) where the tiles' sums are already exact and every pixel's
+    // input follows the last: no weight zero point (its window sums), no AMX blocks (their terms),
+    // no groups sharing a panel, the common forms of weights and input.
+    if (kernels.flat_run != nullptr && path_ == Path::flat && !strided && !amx_ &&
+        !needs_window_sums_ && groups_per_panel_ == 1 && widened_.empty() && !widened_input()) {
+      for (int v = 1; v <= 4; ++v) {
+        flat_runs_[static_cast<std::size_t>(v)] =
+            kernels.flat_run(d.scheme.kind, d.output_dtype, v);
+      }
+    }
   }
 
   std::vector<std::int64_t> take_abs_weight_sums() override { return std::move(abs_weight_sums_); }
@@ -299,6 +310,7 @@ class GemmKernel final : public PreparedKernel {
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     out << " (register tile " << kernels_.tile << ")";
     if (epilogue_ == nullptr) out << " (scalar output stage)";
+    if (flat_runs_[4] != nullptr) out << " (flat runs: output stage from the registers)";
     return out.str();
   }
 
@@ -936,6 +948,10 @@ class GemmKernel final : public PreparedKernel {
       const auto& d = problem_.desc();
       const bool strided = (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
       if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
+        if (const FlatRunKernel run = flat_runs_[static_cast<std::size_t>(pr.vectors)]) {
+          run_flat(pr, run, begin, end);
+          return;
+        }
         // Row i reads pixel at + i alone: its window sum is that pixel's.
         const auto sums_at = [&](std::int64_t at) {
           return pr.pixel_sums != nullptr ? pr.pixel_sums + at : nullptr;
@@ -1163,6 +1179,22 @@ class GemmKernel final : public PreparedKernel {
                              d.pad_left, static_cast<std::uint8_t>(ctx.input_zero_point)});
   }
 
+  // Output pixels [begin, end) of the flat path in one flat run of the panel.
+  void run_flat(const PanelRun& pr, FlatRunKernel run, std::int64_t begin, std::int64_t end) const {
+    const std::size_t element = element_size(problem_.desc().output_dtype);
+    run({static_cast<const std::uint8_t*>(pr.ctx.input) + begin * pixel_bytes_ + pr.input_offset,
+         pixel_bytes_, static_cast<std::int32_t>(end - begin),
+         static_cast<std::int32_t>(tap_bytes_),
+         packed_.data() + panel_offsets_[static_cast<std::size_t>(pr.panel)],
+         // The constant term of pattern 0 (a 1x1 unpadded layer has no other), as run_tile's.
+         pr.ctx.input_zero_point != 0 ? pattern_sums_.data() + pr.panel * kPanelWidth : nullptr,
+         pr.ctx.input_zero_point, pr.channels, pr.first_channel,
+         static_cast<std::byte*>(pr.ctx.output) +
+             static_cast<std::size_t>(begin * out_channels_ + pr.first_channel) * element,
+         out_channels_ * column_step_},
+        pr.stage);
+  }
+
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
                 int rows, std::int64_t first_pixel, const std::int64_t* tap_row_offsets = nullptr,
@@ -1341,6 +1373,8 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;
+  // Per panel width in vectors (1 to 4): its flat run, or null (tiles and the epilogue).
+  std::array<FlatRunKernel, 5> flat_runs_{};
 };
 
 class GemmEngine final : public Engine {
