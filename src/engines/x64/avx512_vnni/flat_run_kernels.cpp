@@ -14,22 +14,29 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
-// Pixels per tile for a panel of kVectors vectors: as many as leave the weights and a broadcast a
-// register (24 accumulators of 32 zmm), so that narrow panels do not pay a tile's fixed costs
-// (its weight loads, the stage's constants) for 6 pixels. One vector: 16 rows, each broadcast
-// feeding one vpdpbusd, so broadcast loads bound it anyway.
-template <int kVectors>
-inline constexpr int kFlatRows = kVectors == 1   ? 16
-                                 : kVectors == 2 ? 10
-                                 : kVectors == 3 ? 6
-                                                 : 5;
+// Pixels per tile for a panel of kVectors vectors: as many as leave room for the weights, a
+// broadcast and the output stage's temporaries (20 accumulators of 32 zmm; with 24 the register
+// allocator spilled accumulators inside the multiplies' loop), so that narrow panels do not pay a
+// tile's fixed costs (the weight loads, the stage's constants) for 6 pixels. One vector: 16 rows,
+// each broadcast feeding one vpdpbusd, so broadcast loads bound it anyway. The onnx and tvm stages
+// keep more constants (64-bit lanes) and get 4 accumulators fewer.
+template <SchemeKind K, int kVectors>
+inline constexpr int kFlatRows = K == SchemeKind::onnx || K == SchemeKind::tvm
+                                     ? (kVectors == 1   ? 16
+                                        : kVectors == 2 ? 8
+                                        : kVectors == 3 ? 5
+                                                        : 4)
+                                     : (kVectors == 1   ? 16
+                                        : kVectors == 2 ? 10
+                                        : kVectors == 3 ? 6
+                                                        : 5);
 
 template <SchemeKind K, DType D, int kVectors, bool kSaturatedLow>
 void flat_run(const FlatRun& run, const StageView& s) {
-  // The walk in locals; the stage's constants and the zero points read from memory where they are
-  // used (`s`, `run`): the output stores may alias them, so the compiler cannot hoist their
-  // broadcasts out of the pixel loop, where they would hold registers through the tile's
-  // multiplies and push its accumulators to the stack.
+  // The walk in locals. The stage and the input zero point are read from memory once per tile,
+  // after its multiplies: the output stores may alias them, so the compiler cannot hoist their
+  // broadcasts out of the pixel loop, where they would hold registers through the multiplies and
+  // push accumulators to the stack; and from a local copy per tile, not once per row.
   const std::uint8_t* const input = run.input;
   const std::int64_t pixel_bytes = run.pixel_bytes;
   const std::int32_t pixels = run.pixels;
@@ -40,7 +47,7 @@ void flat_run(const FlatRun& run, const StageView& s) {
   const std::int64_t channel = run.channel;
   void* const output = run.output;
   const std::int64_t output_stride = run.output_stride;
-  constexpr int kRows = kFlatRows<kVectors>;
+  constexpr int kRows = kFlatRows<K, kVectors>;
   constexpr bool kOnWords = row_stores::kZeroPointOnWords<K, D, kVectors>;
   for (std::int32_t first = 0; first < pixels; first += kRows) {
     // A last tile short of kRows pixels reads its last pixel again in the rows past it (nothing
@@ -48,26 +55,32 @@ void flat_run(const FlatRun& run, const StageView& s) {
     const std::int32_t rows = pixels - first < kRows ? pixels - first : kRows;
     const std::uint8_t* row[kRows];
 #pragma GCC unroll 16
-    for (int i = 0; i < kRows; ++i)
+    for (int i = 0; i < kRows; ++i) {
       row[i] = input + (first + (i < rows ? i : rows - 1)) * pixel_bytes;
+    }
+    // The sums start at 0 and take the zero point's term after the multiplies: started at it, its
+    // values live on the way into the loop made the register allocator spill accumulators.
     __m512i acc[kRows][kVectors];
     register_tile::start(acc, nullptr, 0);
     register_tile::add_tap(acc, row, weights, channels);
     register_tile::add_start(acc, zero_point_sums, run.input_zero_point);
+    // Nor may the compiler move the stage's loads up above the multiplies (no store between).
+    asm volatile("" ::: "memory");
+    const StageView stage = s;
+    const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(stage.zero_point));
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i) {
       if (i >= rows) break;
       __m512i r[4];
 #pragma GCC unroll 4
       for (int j = 0; j < kVectors; ++j) {
-        // The constants per row, as memory operands: kept in registers through the tile they
-        // would push its accumulators to the stack (tvm reads 5 arrays).
-        const stage_lanes::Lanes at = stage_lanes::Lanes::load<K>(s, channel + 16 * j);
-        r[j] = stage_lanes::apply<K>(acc[i][j], at, s, kSaturatedLow, !kOnWords);
+        // The per-channel constants per row, as memory operands: kept in registers through the
+        // tile they too would push accumulators to the stack (tvm reads 5 arrays).
+        const stage_lanes::Lanes at = stage_lanes::Lanes::load<K>(stage, channel + 16 * j);
+        r[j] = stage_lanes::apply<K>(acc[i][j], at, stage, kSaturatedLow, !kOnWords);
       }
-      row_stores::store_row<K, D, kVectors>(
-          output, (first + i) * output_stride, output_channels, r,
-          _mm512_set1_epi16(static_cast<std::int16_t>(s.zero_point)));
+      row_stores::store_row<K, D, kVectors>(output, (first + i) * output_stride, output_channels, r,
+                                            zero_point_words);
     }
   }
 }
