@@ -224,20 +224,32 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
 }
 
 // 1x1 stride-1 unpadded layers without a weight zero point run as flat runs on avx512_vnni (tiles
-// of 16, 12, 8 or 6 pixels by the panel's 1 to 4 vectors, the output stage from the registers):
-// every scheme and output dtype (s32 from a requantizing scheme: tiles and the scalar stage),
-// panels of every width with channel tails, K with and without a ragged last step, pixel tails of
-// every tile height, runs shorter than a tile, single pixels, groups with panels of their own,
-// batch > 1, zero points at both ends, u8 and s8 inputs and weights, 1 and 2 threads.
+// of 16, 10, 6 or 5 pixels by the panel's 1 to 4 vectors, fewer for onnx and tvm, the output stage
+// from the registers): every scheme and output dtype (s32 from a requantizing scheme: tiles and
+// the scalar stage), panels of every width with channel tails, full panels next to narrow ones at
+// long K, K with and without a ragged last step, pixel tails, runs shorter than a tile, single
+// pixels, groups with panels of their own, batch > 1, zero points at both ends, u8 and s8 inputs
+// and weights, 1 and 2 threads.
 TEST_P(EngineConformance, FlatRunsEverySchemeDtypeAndTail) {
   Rng rng(23);
   struct Shape {
     std::int64_t c, o, h, w, batch, groups = 1;
   };
   const Shape shapes[] = {
-      {16, 96, 13, 11, 1}, {32, 16, 9, 15, 2}, {24, 144, 7, 9, 1},    {96, 24, 10, 10, 1},
-      {5, 40, 6, 7, 2},    {3, 1, 5, 5, 1},    {64, 48, 3, 5, 1},     {144, 33, 1, 1, 3},
-      {17, 64, 4, 29, 1},  {8, 17, 2, 9, 2},   {32, 128, 5, 7, 2, 2},
+      {16, 96, 13, 11, 1},
+      {32, 16, 9, 15, 2},
+      {24, 144, 7, 9, 1},
+      {96, 24, 10, 10, 1},
+      {5, 40, 6, 7, 2},
+      {3, 1, 5, 5, 1},
+      {64, 48, 3, 5, 1},
+      {144, 33, 1, 1, 3},
+      {17, 64, 4, 29, 1},
+      {8, 17, 2, 9, 2},
+      {32, 128, 5, 7, 2, 2},
+      // K of 256 and more: full panels on GEMM tiles, the narrow one on a flat run.
+      {265, 80, 3, 11, 2},
+      {256, 112, 2, 13, 1},
   };
   constexpr SchemeKind kSchemes[] = {
       SchemeKind::int32,         SchemeKind::fbgemm,     SchemeKind::qnnpack, SchemeKind::onednn,

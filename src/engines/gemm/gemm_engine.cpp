@@ -61,6 +61,11 @@ constexpr int kMinAmxRows = 4;
 constexpr std::int64_t kGroupedTileBelow = 64;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM, in register tiles.
 constexpr std::int64_t kFlatChunkTiles = 16;
+// Full panels (4 vectors) run as flat runs (KernelSet::flat_run) below this K only: a flat run's
+// tile is shorter than the GEMM tile (its output stage needs registers), which costs more than the
+// fixed costs it saves once K is long (ResNet-50's 1x1 layers of K = 512 and 1024: 2-3 % slower;
+// K = 64: 3-20 % faster). Narrower panels gain at any K (the GEMM tile stays 6 pixels high).
+constexpr std::int64_t kFlatRunFullPanelBelowK = 256;
 
 // Tiles covering [begin, end): with AMX, blocks of up to 32 pixels, as even as possible (56 →
 // 28,28: a thread reloads the tile configuration whenever the block height changes, which cost
@@ -252,6 +257,7 @@ class GemmKernel final : public PreparedKernel {
     if (kernels.flat_run != nullptr && path_ == Path::flat && !strided && !amx_ &&
         !needs_window_sums_ && groups_per_panel_ == 1 && widened_.empty() && !widened_input()) {
       for (int v = 1; v <= 4; ++v) {
+        if (v == 4 && tap_bytes_ >= kFlatRunFullPanelBelowK) break;
         flat_runs_[static_cast<std::size_t>(v)] =
             kernels.flat_run(d.scheme.kind, d.output_dtype, v);
       }
@@ -310,7 +316,10 @@ class GemmKernel final : public PreparedKernel {
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     out << " (register tile " << kernels_.tile << ")";
     if (epilogue_ == nullptr) out << " (scalar output stage)";
-    if (flat_runs_[4] != nullptr) out << " (flat runs: output stage from the registers)";
+    if (flat_runs_[1] != nullptr) {
+      out << " (flat runs" << (flat_runs_[4] == nullptr ? " on narrow panels" : "")
+          << ": output stage from the registers)";
+    }
     return out.str();
   }
 
