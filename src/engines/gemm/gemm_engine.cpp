@@ -66,6 +66,10 @@ constexpr std::int64_t kFlatChunkTiles = 16;
 // fixed costs it saves once K is long (ResNet-50's 1x1 layers of K = 512 and 1024: 2-3 % slower;
 // K = 64: 3-20 % faster). Narrower panels gain at any K (the GEMM tile stays 6 pixels high).
 constexpr std::int64_t kFlatRunFullPanelBelowK = 256;
+// Output pixels per task of a layer with flat runs: one call each, so longer than the tiles' (the
+// call's fixed costs, 1-5 % of 96 pixels of a 16-channel layer), and short enough that 2 threads
+// still share a 28x28 layer evenly.
+constexpr std::int64_t kFlatRunChunk = 192;
 
 // Tiles covering [begin, end): with AMX, blocks of up to 32 pixels, as even as possible (56 →
 // 28,28: a thread reloads the tile configuration whenever the block height changes, which cost
@@ -1305,7 +1309,9 @@ class GemmKernel final : public PreparedKernel {
   static constexpr int kMaxAmxRows = kMaxAmxBlock;
 
  private:
-  std::int64_t flat_chunk() const { return kFlatChunkTiles * max_rows_; }
+  std::int64_t flat_chunk() const {
+    return flat_runs_[1] != nullptr ? kFlatRunChunk : kFlatChunkTiles * max_rows_;
+  }
   // The GEMM tiles read the input as u16 (KernelSet::input_widening); depthwise tiles never.
   bool widened_input() const { return kernels_.input_widening == 2 && !depthwise_; }
 
