@@ -58,6 +58,10 @@ constexpr int kMaxAmxBlock = 32;
 constexpr int kMinAmxRows = 4;
 // Groups with fewer output channels than this share panels (grouped tiles).
 constexpr std::int64_t kGroupedTileBelow = 64;
+// Outputs up to this wide run in pixel tiles (plan_patterns) where a tile has at least
+// kMinPixelTileSteps K steps.
+constexpr std::int64_t kMaxPixelTileWidth = 32;
+constexpr std::int64_t kMinPixelTileSteps = 32;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM, in register tiles.
 constexpr std::int64_t kFlatChunkTiles = 16;
 
@@ -182,9 +186,14 @@ class GemmKernel final : public PreparedKernel {
       // The common narrow groups get their input by broadcasts, with lanes arranged for them,
       // where the kernel set has tiles for that arrangement.
       const auto has = [&](GroupedLanes lanes) {
-        return kernels.grouped_tile(1, 1, false, lanes) != nullptr;
+        return kernels.grouped_tile(1, 4, false, lanes) != nullptr;
       };
-      if (group_in_ == 4 && group_out_ == 4 && groups_ % 4 == 0 && has(GroupedLanes::four_groups)) {
+      if (group_in_ == group_out_ && (group_in_ == 4 || group_in_ == 8 || group_in_ == 16) &&
+          groups_per_panel_ * group_in_ == kPanelWidth && groups_ % groups_per_panel_ == 0 &&
+          has(GroupedLanes::in_lane_groups)) {
+        grouped_lanes_ = GroupedLanes::in_lane_groups;
+      } else if (group_in_ == 4 && group_out_ == 4 && groups_ % 4 == 0 &&
+                 has(GroupedLanes::four_groups)) {
         grouped_lanes_ = GroupedLanes::four_groups;
       } else if (group_out_ % 16 == 0 && has(GroupedLanes::one_group)) {
         grouped_lanes_ = GroupedLanes::one_group;
@@ -292,7 +301,8 @@ class GemmKernel final : public PreparedKernel {
     if (compact_copy_) out << " (strided pixels copied densely)";
     if (groups_per_panel_ > 1) {
       static constexpr const char* kLanes[] = {"gathered", "one group per vector",
-                                               "four groups per vector"};
+                                               "four groups per vector",
+                                               "groups in 128-bit lanes, one load per row"};
       out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel, "
           << kLanes[static_cast<int>(grouped_lanes_)] << ")";
     }
@@ -451,6 +461,15 @@ class GemmKernel final : public PreparedKernel {
     const std::int64_t in_panel = (o / group_out_) % groups_per_panel_;
     if (grouped_lanes_ == GroupedLanes::four_groups) {
       return (in_panel / 4) * 16 + (o % 4) * 4 + in_panel % 4;  // see GroupedLanes
+    }
+    if (grouped_lanes_ == GroupedLanes::in_lane_groups) {
+      // Group in_panel in 128-bit lane q (16 / width groups each), its output m in vector
+      // m / (width / 4), at lane r of q: the kernel's arrangement (grouped_kernels.cpp).
+      const std::int64_t per_lane = 16 / group_out_, lanes_per_group = group_out_ / 4;
+      const std::int64_t m = o % group_out_;
+      const std::int64_t q = in_panel / per_lane;
+      const std::int64_t r = in_panel % per_lane * lanes_per_group + m % lanes_per_group;
+      return m / lanes_per_group * 16 + 4 * q + r;
     }
     return in_panel * group_out_ + o % group_out_;
   }
@@ -739,10 +758,14 @@ class GemmKernel final : public PreparedKernel {
     // taps from a row of zero-point bytes, run_pixels), all on the pattern with every tap. Where
     // the kernel set takes tap row pointers. Otherwise such a row is short tiles, each streaming
     // the panel's weights again, and its border pixels 1-row tiles, several times slower per
-    // pixel (a 7x7 output with padding 1 has 24 of its 49 pixels on the border). In wider
-    // outputs these are a few per row, and the pointer tables would cost more than they save.
+    // pixel (a 7x7 output with padding 1 has 24 of its 49 pixels on the border). Up to 32 wide
+    // (14x14, 28x28 layers) where a tile has K steps enough that reading its rows from the
+    // listed offsets costs little; in wider outputs the border tiles are a few per row.
     // Not for the phases of a transposed convolution: those list fewer taps than every tap.
-    pixel_tiles_ = kernels_.tap_row_pointers && !depthwise_ && !amx_ && out_w_ < 2 * max_rows_ &&
+    const bool narrow_output =
+        out_w_ < 2 * max_rows_ ||
+        (out_w_ <= kMaxPixelTileWidth && d.kernel_h * d.kernel_w * steps_ >= kMinPixelTileSteps);
+    pixel_tiles_ = kernels_.tap_row_pointers && !depthwise_ && !amx_ && narrow_output &&
                    d.kernel_h * d.kernel_w <= kMaxRedirectedTaps && !phased_;
     if (pixel_tiles_) {
       const auto kind_of = [](auto& ranges, TapRange full) {
