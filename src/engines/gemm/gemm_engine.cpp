@@ -361,13 +361,16 @@ class GemmKernel final : public PreparedKernel {
       ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input),
                                walked_pixels(call.batch) * pixel_bytes_, call.threads);
     }
+    // The calling thread's row, shared by the workers: a worker's own would be allocated the first
+    // time it takes part, which may be any call (a host pool's threads are not always the same).
+    const std::uint8_t* padding_row = pixel_tiles_ ? zero_point_row(ctx) : nullptr;
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
         if (pixels_outer_) {
-          run_row(ctx, stage, pixel_sums, task % panels_, task / panels_);
+          run_row(ctx, stage, pixel_sums, padding_row, task % panels_, task / panels_);
         } else {
-          run_row(ctx, stage, pixel_sums, task / rows, task % rows);
+          run_row(ctx, stage, pixel_sums, padding_row, task / rows, task % rows);
         }
       }
       if (amx_) kernels_.amx_end();
@@ -931,14 +934,15 @@ class GemmKernel final : public PreparedKernel {
     const StageView& stage;
     std::int64_t panel;
     int vectors;
-    std::int32_t channels;           // valid output channels in the panel
-    std::int64_t first_channel;      // the panel's first output channel
-    std::int64_t input_offset;       // its group's first input channel, in bytes into a pixel
-    const std::int32_t* pixel_sums;  // per pixel of the walked tensor, or null (sum_input_pixels)
+    std::int32_t channels;            // valid output channels in the panel
+    std::int64_t first_channel;       // the panel's first output channel
+    std::int64_t input_offset;        // its group's first input channel, in bytes into a pixel
+    const std::int32_t* pixel_sums;   // per pixel of the walked tensor, or null (sum_input_pixels)
+    const std::uint8_t* padding_row;  // pixel tiles: a row of zero points (zero_point_row)
   };
 
   void run_row(const RunContext& ctx, const StageView& stage, const std::int32_t* pixel_sums,
-               std::int64_t panel, std::int64_t row) const {
+               const std::uint8_t* padding_row, std::int64_t panel, std::int64_t row) const {
     const auto p = static_cast<std::size_t>(panel);
     const PanelRun pr{ctx,
                       stage,
@@ -951,7 +955,8 @@ class GemmKernel final : public PreparedKernel {
                                               : (panel / panels_per_group_) * group_in_,
                       pixel_sums != nullptr
                           ? pixel_sums + panel / panels_per_group_ * walked_pixels(ctx.batch)
-                          : nullptr};
+                          : nullptr,
+                      padding_row};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * flat_chunk();
@@ -1197,7 +1202,6 @@ class GemmKernel final : public PreparedKernel {
     const auto p = static_cast<std::size_t>(pr.panel);
     const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
     const std::int64_t origin_in_pixel = origin + pr.input_offset;
-    const std::uint8_t* padding_row = tap_row_offsets != nullptr ? zero_point_row(pr.ctx) : nullptr;
     // The tiles sum their windows' bytes, unless the caller added them up (pixel_window_sums_).
     std::int32_t* sums = needs_window_sums_ && !pixel_window_sums_ ? window_sums : nullptr;
     // The constant term −zx·Σ(w' − zw') over this pattern's taps starts the sums.
@@ -1228,7 +1232,7 @@ class GemmKernel final : public PreparedKernel {
           {{input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
             tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
             static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],
-            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr, tap_row_offsets, padding_row,
+            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr, tap_row_offsets, pr.padding_row,
             rows},
            lane_dwords_.data(),
            static_cast<std::int32_t>(groups * group_in_),
@@ -1241,7 +1245,7 @@ class GemmKernel final : public PreparedKernel {
            static_cast<std::int32_t>(tap_stride()), pr.vectors,
            widened_.empty() ? packed_.data() + panel_offsets_[p]
                             : widened_.data() + panel_offsets_[p] * kernels_.weight_widening,
-           zero_point_sums, pr.ctx.input_zero_point, acc, sums, tap_row_offsets, padding_row,
+           zero_point_sums, pr.ctx.input_zero_point, acc, sums, tap_row_offsets, pr.padding_row,
            rows});
     }
 
