@@ -57,6 +57,10 @@ std::int64_t floor_mod(std::int64_t a, std::int64_t b) { return a - floor_div(a,
 
 // Output pixels per register tile of the kernels: a run's buffer has columns for whole tiles.
 constexpr std::int64_t kTilePixels = 8;
+// Multiply-adds per thread below which a call uses fewer threads: a layer of a few microseconds
+// (MobileNetV2's 7x7x960) ran slower on two threads than on one, waking the second and building
+// the input columns both share.
+constexpr std::int64_t kMinMacsPerThread = std::int64_t{768} << 10;
 
 // One set of output columns: all of them (convolution), or x ≡ first_x mod stride_w (transposed).
 struct ColumnPhase {
@@ -295,19 +299,22 @@ class DepthwiseKernel final : public PreparedKernel {
     const auto zx = static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0));
     const auto blocks = static_cast<std::int64_t>(blocks_.size());
     const auto tasks_per_image = static_cast<std::int64_t>(task_rows_.size());
-    parallel_for(call.threads, call.batch * tasks_per_image * blocks,
-                 [&](std::int64_t begin, std::int64_t end) {
-                   std::uint8_t* scratch =
-                       thread_scratch(static_cast<std::size_t>(scratch_bytes_), 0);
-                   for (std::int64_t task = begin; task < end; ++task) {
-                     const std::int64_t row = task / blocks;
-                     run_row(call, static_cast<const std::uint8_t*>(input), output, stage, zx,
-                             row / tasks_per_image,
-                             task_rows_[static_cast<std::size_t>(row % tasks_per_image)],
-                             blocks_[static_cast<std::size_t>(task % blocks)],
-                             static_cast<std::size_t>(task % blocks), scratch);
-                   }
-                 });
+    const std::int64_t macs =
+        call.batch * out_h_ * out_w_ * out_channels_ * d.kernel_h * d.kernel_w;
+    const int threads =
+        static_cast<int>(std::clamp<std::int64_t>(macs / kMinMacsPerThread, 1, call.threads));
+    parallel_for(
+        threads, call.batch * tasks_per_image * blocks, [&](std::int64_t begin, std::int64_t end) {
+          std::uint8_t* scratch = thread_scratch(static_cast<std::size_t>(scratch_bytes_), 0);
+          for (std::int64_t task = begin; task < end; ++task) {
+            const std::int64_t row = task / blocks;
+            run_row(call, static_cast<const std::uint8_t*>(input), output, stage, zx,
+                    row / tasks_per_image,
+                    task_rows_[static_cast<std::size_t>(row % tasks_per_image)],
+                    blocks_[static_cast<std::size_t>(task % blocks)],
+                    static_cast<std::size_t>(task % blocks), scratch);
+          }
+        });
     if (nchw_output) {
       nchw_from_nhwc(output, call.output, call.batch, out_channels_, out_h_ * out_w_, element,
                      call.threads);
