@@ -139,6 +139,29 @@ TEST_P(DepthwiseConformance, EdgesOfTheFourTapKernel) {
   }
 }
 
+// Layers with work enough for two threads (the kernel runs small ones on one: kMinMacsPerThread),
+// at 1 and 2 threads, batch 1 and 2: the split of rows and blocks between threads.
+TEST_P(DepthwiseConformance, LayersLargeEnoughForTwoThreads) {
+  Rng rng(12);
+  const Geometry shapes[] = {
+      // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
+      {64, 1, 56, 57, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      {80, 1, 61, 60, 3, 3, 2, 2, 1, 0, 1, 1, 0, false, 0},
+      {40, 1, 40, 41, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0},
+      {24, 2, 50, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+  };
+  for (const Geometry& g : shapes) {
+    for (int round = 0; round < 2; ++round) {
+      const RandomCase rc =
+          test::random_case_for(rng, depthwise_desc(rng, g, 1 + round, round == 1));
+      expect_exact(GetParam(), rc, 2);
+      if (HasFatalFailure()) return;
+      expect_exact(GetParam(), rc, 1);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // Every dtype pair and zero point extreme on a 3x3 layer whose channels fill one 64-lane block and
 // end in a 16-lane tail: w − zw spans one, two or three s8 parts.
 TEST_P(DepthwiseConformance, DTypesAndZeroPoints) {

@@ -134,8 +134,8 @@ void transpose_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_
     // Rows in blocks of 64, 16 columns at a time: whole 64-byte output rows, and the next block
     // reads the next 16 bytes of the same input lines.
     const std::int64_t wide_rows = rows / (4 * kBlock) * (4 * kBlock);
-    for (std::int64_t j = 0; j < full_cols; j += kBlock) {
-      for (std::int64_t r = 0; r < wide_rows; r += 4 * kBlock) {
+    for (std::int64_t r = 0; r < wide_rows; r += 4 * kBlock) {
+      for (std::int64_t j = 0; j < full_cols; j += kBlock) {
         avx512_vnni::transpose_64x16_bytes(in + r * in_stride + j, in_stride,
                                            out + j * out_stride + r, out_stride);
       }

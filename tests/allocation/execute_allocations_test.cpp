@@ -148,6 +148,65 @@ INSTANTIATE_TEST_SUITE_P(BiasAndThreads, ExecuteAllocations,
                          ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2)));
 #endif
 
+// Layers whose parallel bodies each use scratch of their own, with work for several threads: a
+// depthwise 3x3 (interleaved input columns per body) and an s8 NCHW input to a 3x3 convolution
+// (its copy made NHWC a block of rows per body), 64 channels at 56x56. On a host pool any of its
+// threads, and on qconv's own pool a worker late to the first call, may take part first in a
+// later call: the scratch must not be allocated per thread on first use.
+class WorkerScratchAllocations : public ::testing::TestWithParam<std::tuple<bool, int>> {};
+
+TEST_P(WorkerScratchAllocations, NoneAfterTheFirstCall) {
+  const auto [depthwise, threads] = GetParam();
+#if QCONV_WITH_PTHREADPOOL
+  const std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool(
+      threads < 0 ? pthreadpool_create(static_cast<std::size_t>(-threads)) : nullptr,
+      &pthreadpool_destroy);
+#endif
+  constexpr std::int64_t kSide = 56, kDepth = 64;
+  qconv::ProblemDesc d;
+  d.in_channels = d.out_channels = kDepth;
+  d.groups = depthwise ? kDepth : 1;
+  d.in_height = d.in_width = kSide;
+  d.kernel_h = d.kernel_w = 3;
+  d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+  d.input_dtype = depthwise ? DType::u8 : DType::s8;
+  d.input_layout = depthwise ? Layout::NHWC : Layout::NCHW;
+  d.input_scale = 0.02;
+  d.weight_scale.assign(kDepth, 0.003);
+  d.output_scale = 0.04;
+  const qconv::Problem problem(d);
+  const auto weights = random_bytes(kDepth * 9 * (kDepth / d.groups), 1, 200);
+  const auto plan = qconv::Plan::prepare(
+      problem,
+      {std::span<const std::uint8_t>(weights), DType::s8, Layout::OHWI, problem.weight_shape()});
+  const auto x = random_bytes(kSide * kSide * kDepth, 2, 200);
+  std::vector<std::uint8_t> y(x.size());
+  const qconv::ConstTensorView input(std::span<const std::uint8_t>(x), d.input_dtype,
+                                     d.input_layout, problem.input_shape());
+  const qconv::TensorView output(std::span<std::uint8_t>(y), DType::u8, Layout::NHWC,
+                                 problem.output_shape());
+  qconv::RunOptions options;
+  options.threads = std::max(threads, 1);
+#if QCONV_WITH_PTHREADPOOL
+  options.pool = pool.get();
+#endif
+  plan.execute(input, output, {}, options);
+  const auto first = y;
+  allocations = 0;
+  counting = true;
+  for (int call = 0; call < 20; ++call) plan.execute(input, output, {}, options);
+  counting = false;
+  EXPECT_EQ(allocations.load(), 0) << plan.describe();
+  EXPECT_EQ(y, first);
+}
+
+INSTANTIATE_TEST_SUITE_P(DepthwiseOrNchwAndThreads, WorkerScratchAllocations,
+#if QCONV_WITH_PTHREADPOOL
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2, -2, -3)));
+#else
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2)));
+#endif
+
 // The checks still run in full on the allocation-free path: a bad call gets the whole message.
 TEST(ExecuteChecks, StillNameTheFieldValueAndRule) {
   const qconv::Problem problem = resnet_3x3(false);

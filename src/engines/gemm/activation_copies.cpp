@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "core/aligned.hpp"
 #include "core/parallel.hpp"
+#include "core/worker_scratch.hpp"
 #include "engines/layout_transpose.hpp"
 
 namespace qconv::detail::gemm {
@@ -47,15 +49,37 @@ std::int64_t pixel_bytes(const ActivationCopy& in) {
   return in.pixel_bytes > 0 ? in.pixel_bytes : in.channels;
 }
 
+// The blocks of NCHW rows made NHWC by NhwcRows, for the bodies of one copy's parallel_for: a
+// slot for each body that may run at once (WorkerScratch), in the calling thread's scratch slot 6.
+class NhwcBlocks {
+ public:
+  explicit NhwcBlocks(const ActivationCopy& in)
+      : rows_(in.nchw ? std::clamp<std::int64_t>(kTransposeChunk / in.width, 1, in.height) : 0),
+        slot_bytes_(static_cast<std::size_t>(rows_ * in.width * in.channels)),
+        slots_(in.nchw ? parallel_participants(in.threads) : 0),
+        scratch_(in.nchw ? thread_scratch(WorkerScratch::bytes(slot_bytes_, slots_), 6) : nullptr,
+                 slot_bytes_, slots_) {}
+
+  std::int64_t rows() const { return rows_; }
+  WorkerScratch& scratch() { return scratch_; }
+
+ private:
+  std::int64_t rows_;
+  std::size_t slot_bytes_;
+  int slots_;
+  WorkerScratch scratch_;
+};
+
 // The input's rows as NHWC, for one task of a copy: an NHWC input's own, an NCHW input's made
 // NHWC a block of consecutive rows at a time (a few hundred pixels: one transpose over them all,
-// even where rows are short) in the calling thread's scratch slot 6, read while still in cache.
+// even where rows are short) in a slot of `blocks`, read while still in cache.
 class NhwcRows {
  public:
-  explicit NhwcRows(const ActivationCopy& in) : in_(in) {
+  NhwcRows(const ActivationCopy& in, NhwcBlocks& blocks) : in_(in) {
     if (!in.nchw) return;
-    block_rows_ = std::clamp<std::int64_t>(kTransposeChunk / in.width, 1, in.height);
-    block_ = thread_scratch(static_cast<std::size_t>(block_rows_ * in.width * in.channels), 6);
+    block_rows_ = blocks.rows();
+    claim_.emplace(blocks.scratch());
+    block_ = claim_->data();
   }
 
   // Row h of image n: width x channels bytes.
@@ -75,6 +99,7 @@ class NhwcRows {
 
  private:
   const ActivationCopy& in_;
+  std::optional<WorkerScratch::Claim> claim_;
   std::int64_t block_rows_ = 0;
   std::uint8_t* block_ = nullptr;
   std::int64_t image_ = -1, first_ = 0;
@@ -93,8 +118,9 @@ const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_heig
   const std::int64_t first_w = left >= 0 ? 0 : (-left + stride_w - 1) / stride_w;
   const std::int64_t end_w =
       std::min(in.width, grid_width - left <= 0 ? 0 : (grid_width - left - 1) / stride_w + 1);
+  NhwcBlocks blocks(in);
   parallel_for(in.threads, in.batch * grid_height, [&](std::int64_t begin, std::int64_t end) {
-    NhwcRows rows(in);
+    NhwcRows rows(in, blocks);
     for (std::int64_t row = begin; row < end; ++row) {
       const std::int64_t n = row / grid_height, j = row % grid_height - top;
       std::uint8_t* to = out + row * row_bytes;
@@ -131,8 +157,9 @@ const std::uint8_t* dense_copy(const ActivationCopy& in, std::int64_t out_height
   const std::int64_t c = in.channels, p = pixel_bytes(in);
   std::uint8_t* out =
       thread_scratch(static_cast<std::size_t>(in.batch * out_height * out_width * p), 0);
+  NhwcBlocks blocks(in);
   parallel_for(in.threads, in.batch * out_height, [&](std::int64_t begin, std::int64_t end) {
-    NhwcRows rows(in);
+    NhwcRows rows(in, blocks);
     for (std::int64_t row = begin; row < end; ++row) {
       const std::int64_t n = row / out_height, y = row % out_height;
       const std::uint8_t* from = rows.row(n, y * stride_h);
@@ -149,13 +176,14 @@ const std::uint8_t* plain_copy(const ActivationCopy& in) {
   if (pixel_bytes(in) > in.channels) return dense_copy(in, in.height, in.width, 1, 1);
   const std::int64_t row_bytes = in.width * in.channels, rows = in.batch * in.height;
   std::uint8_t* out = thread_scratch(static_cast<std::size_t>(rows * row_bytes), 0);
+  NhwcBlocks blocks(in);
   parallel_for(in.threads, rows, [&](std::int64_t begin, std::int64_t end) {
     if (!in.nchw) {  // one run
       copy_bytes(out + begin * row_bytes, in.data + begin * row_bytes, (end - begin) * row_bytes,
                  in.flip_sign);
       return;
     }
-    NhwcRows nhwc(in);
+    NhwcRows nhwc(in, blocks);
     for (std::int64_t row = begin; row < end; ++row) {
       copy_bytes(out + row * row_bytes, nhwc.row(row / in.height, row % in.height), row_bytes,
                  in.flip_sign);

@@ -28,10 +28,11 @@ struct ActivationCopy {
 
 // Scratch buffer `slot` of the calling thread (0: the input's copy, 1: an NHWC copy of an NCHW
 // input, 2: an NHWC result for an NCHW output, 3: the input widened to u16, 4: per-pixel sums of
-// the input for a weight zero point, 5: a first layer's interleaved rows, 6: one image row of an
-// NCHW input made NHWC, for a strided copy), grown to `bytes` once
-// and then reused: no allocation after a thread's first call of a plan this size. Freed when the
-// thread ends.
+// the input for a weight zero point, 5: a first layer's interleaved rows, 6: blocks of an NCHW
+// input's rows made NHWC by a copy's bodies), grown to `bytes` once and then reused: no
+// allocation after a thread's first call of a plan this size. Freed when the thread ends. Only
+// the thread that makes a parallel_for calls it: a body that needs scratch of its own takes a
+// slot of the caller's (WorkerScratch), since a pool thread may take part first in any call.
 std::uint8_t* thread_scratch(std::size_t bytes, int slot);
 
 // A [batch][grid_height][grid_width][channels] grid of `fill` bytes with pixel (h, w) of the input

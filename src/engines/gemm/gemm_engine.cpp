@@ -59,6 +59,10 @@ constexpr int kMaxAmxBlock = 32;
 constexpr int kMinAmxRows = 4;
 // Groups with fewer output channels than this share panels (grouped tiles).
 constexpr std::int64_t kGroupedTileBelow = 64;
+// Outputs up to this wide run in pixel tiles (plan_patterns) where a tile has at least
+// kMinPixelTileSteps K steps.
+constexpr std::int64_t kMaxPixelTileWidth = 32;
+constexpr std::int64_t kMinPixelTileSteps = 32;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM, in register tiles.
 constexpr std::int64_t kFlatChunkTiles = 16;
 // Full panels (4 vectors) run as flat runs (KernelSet::flat_run) below this K only: a flat run's
@@ -192,9 +196,14 @@ class GemmKernel final : public PreparedKernel {
       // The common narrow groups get their input by broadcasts, with lanes arranged for them,
       // where the kernel set has tiles for that arrangement.
       const auto has = [&](GroupedLanes lanes) {
-        return kernels.grouped_tile(1, 1, false, lanes) != nullptr;
+        return kernels.grouped_tile(1, 4, false, lanes) != nullptr;
       };
-      if (group_in_ == 4 && group_out_ == 4 && groups_ % 4 == 0 && has(GroupedLanes::four_groups)) {
+      if (group_in_ == group_out_ && (group_in_ == 4 || group_in_ == 8 || group_in_ == 16) &&
+          groups_per_panel_ * group_in_ == kPanelWidth && groups_ % groups_per_panel_ == 0 &&
+          has(GroupedLanes::in_lane_groups)) {
+        grouped_lanes_ = GroupedLanes::in_lane_groups;
+      } else if (group_in_ == 4 && group_out_ == 4 && groups_ % 4 == 0 &&
+                 has(GroupedLanes::four_groups)) {
         grouped_lanes_ = GroupedLanes::four_groups;
       } else if (group_out_ % 16 == 0 && has(GroupedLanes::one_group)) {
         grouped_lanes_ = GroupedLanes::one_group;
@@ -313,7 +322,8 @@ class GemmKernel final : public PreparedKernel {
     if (compact_copy_) out << " (strided pixels copied densely)";
     if (groups_per_panel_ > 1) {
       static constexpr const char* kLanes[] = {"gathered", "one group per vector",
-                                               "four groups per vector"};
+                                               "four groups per vector",
+                                               "groups in 128-bit lanes, one load per row"};
       out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel, "
           << kLanes[static_cast<int>(grouped_lanes_)] << ")";
     }
@@ -376,13 +386,16 @@ class GemmKernel final : public PreparedKernel {
       ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input),
                                walked_pixels(call.batch) * pixel_bytes_, call.threads);
     }
+    // The calling thread's row, shared by the workers: a worker's own would be allocated the first
+    // time it takes part, which may be any call (a host pool's threads are not always the same).
+    const std::uint8_t* padding_row = pixel_tiles_ ? zero_point_row(ctx) : nullptr;
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
         if (pixels_outer_) {
-          run_row(ctx, stage, pixel_sums, task % panels_, task / panels_);
+          run_row(ctx, stage, pixel_sums, padding_row, task % panels_, task / panels_);
         } else {
-          run_row(ctx, stage, pixel_sums, task / rows, task % rows);
+          run_row(ctx, stage, pixel_sums, padding_row, task / rows, task % rows);
         }
       }
       if (amx_) kernels_.amx_end();
@@ -476,6 +489,15 @@ class GemmKernel final : public PreparedKernel {
     const std::int64_t in_panel = (o / group_out_) % groups_per_panel_;
     if (grouped_lanes_ == GroupedLanes::four_groups) {
       return (in_panel / 4) * 16 + (o % 4) * 4 + in_panel % 4;  // see GroupedLanes
+    }
+    if (grouped_lanes_ == GroupedLanes::in_lane_groups) {
+      // Group in_panel in 128-bit lane q (16 / width groups each), its output m in vector
+      // m / (width / 4), at lane r of q: the kernel's arrangement (grouped_kernels.cpp).
+      const std::int64_t per_lane = 16 / group_out_, lanes_per_group = group_out_ / 4;
+      const std::int64_t m = o % group_out_;
+      const std::int64_t q = in_panel / per_lane;
+      const std::int64_t r = in_panel % per_lane * lanes_per_group + m % lanes_per_group;
+      return m / lanes_per_group * 16 + 4 * q + r;
     }
     return in_panel * group_out_ + o % group_out_;
   }
@@ -764,10 +786,14 @@ class GemmKernel final : public PreparedKernel {
     // taps from a row of zero-point bytes, run_pixels), all on the pattern with every tap. Where
     // the kernel set takes tap row pointers. Otherwise such a row is short tiles, each streaming
     // the panel's weights again, and its border pixels 1-row tiles, several times slower per
-    // pixel (a 7x7 output with padding 1 has 24 of its 49 pixels on the border). In wider
-    // outputs these are a few per row, and the pointer tables would cost more than they save.
+    // pixel (a 7x7 output with padding 1 has 24 of its 49 pixels on the border). Up to 32 wide
+    // (14x14, 28x28 layers) where a tile has K steps enough that reading its rows from the
+    // listed offsets costs little; in wider outputs the border tiles are a few per row.
     // Not for the phases of a transposed convolution: those list fewer taps than every tap.
-    pixel_tiles_ = kernels_.tap_row_pointers && !depthwise_ && !amx_ && out_w_ < 2 * max_rows_ &&
+    const bool narrow_output =
+        out_w_ < 2 * max_rows_ ||
+        (out_w_ <= kMaxPixelTileWidth && d.kernel_h * d.kernel_w * steps_ >= kMinPixelTileSteps);
+    pixel_tiles_ = kernels_.tap_row_pointers && !depthwise_ && !amx_ && narrow_output &&
                    d.kernel_h * d.kernel_w <= kMaxRedirectedTaps && !phased_;
     if (pixel_tiles_) {
       const auto kind_of = [](auto& ranges, TapRange full) {
@@ -933,14 +959,15 @@ class GemmKernel final : public PreparedKernel {
     const StageView& stage;
     std::int64_t panel;
     int vectors;
-    std::int32_t channels;           // valid output channels in the panel
-    std::int64_t first_channel;      // the panel's first output channel
-    std::int64_t input_offset;       // its group's first input channel, in bytes into a pixel
-    const std::int32_t* pixel_sums;  // per pixel of the walked tensor, or null (sum_input_pixels)
+    std::int32_t channels;            // valid output channels in the panel
+    std::int64_t first_channel;       // the panel's first output channel
+    std::int64_t input_offset;        // its group's first input channel, in bytes into a pixel
+    const std::int32_t* pixel_sums;   // per pixel of the walked tensor, or null (sum_input_pixels)
+    const std::uint8_t* padding_row;  // pixel tiles: a row of zero points (zero_point_row)
   };
 
   void run_row(const RunContext& ctx, const StageView& stage, const std::int32_t* pixel_sums,
-               std::int64_t panel, std::int64_t row) const {
+               const std::uint8_t* padding_row, std::int64_t panel, std::int64_t row) const {
     const auto p = static_cast<std::size_t>(panel);
     const PanelRun pr{ctx,
                       stage,
@@ -953,7 +980,8 @@ class GemmKernel final : public PreparedKernel {
                                               : (panel / panels_per_group_) * group_in_,
                       pixel_sums != nullptr
                           ? pixel_sums + panel / panels_per_group_ * walked_pixels(ctx.batch)
-                          : nullptr};
+                          : nullptr,
+                      padding_row};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       const std::int64_t begin = row * flat_chunk();
@@ -1219,7 +1247,6 @@ class GemmKernel final : public PreparedKernel {
     const auto p = static_cast<std::size_t>(pr.panel);
     const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(pattern)];
     const std::int64_t origin_in_pixel = origin + pr.input_offset;
-    const std::uint8_t* padding_row = tap_row_offsets != nullptr ? zero_point_row(pr.ctx) : nullptr;
     // The tiles sum their windows' bytes, unless the caller added them up (pixel_window_sums_).
     std::int32_t* sums = needs_window_sums_ && !pixel_window_sums_ ? window_sums : nullptr;
     // The constant term −zx·Σ(w' − zw') over this pattern's taps starts the sums.
@@ -1250,7 +1277,7 @@ class GemmKernel final : public PreparedKernel {
           {{input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
             tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
             static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],
-            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr, tap_row_offsets, padding_row,
+            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr, tap_row_offsets, pr.padding_row,
             rows},
            lane_dwords_.data(),
            static_cast<std::int32_t>(groups * group_in_),
@@ -1263,7 +1290,7 @@ class GemmKernel final : public PreparedKernel {
            static_cast<std::int32_t>(tap_stride()), pr.vectors,
            widened_.empty() ? packed_.data() + panel_offsets_[p]
                             : widened_.data() + panel_offsets_[p] * kernels_.weight_widening,
-           zero_point_sums, pr.ctx.input_zero_point, acc, sums, tap_row_offsets, padding_row,
+           zero_point_sums, pr.ctx.input_zero_point, acc, sums, tap_row_offsets, pr.padding_row,
            rows});
     }
 

@@ -99,6 +99,12 @@ enum class GroupedLanes : std::uint8_t {
   // channel l / 4 of group 4j + l % 4, so one 16-byte broadcast (the 4 groups' channels) feeds
   // all lanes; the tile puts its lanes back in channel order at the end.
   four_groups,
+  // 4, 8 or 16 input and output channels per group, every panel full (64 input channels): each
+  // 128-bit lane of a row's 64 input bytes holds whole groups, and lane 4q + r of every vector
+  // computes an output of a group in 128-bit lane q (gemm_engine.cpp's lane_of), so one load per
+  // row and tap and one in-lane dword shuffle per K step feed all four vectors; the tile puts its
+  // lanes back in channel order at the end.
+  in_lane_groups,
 };
 
 // AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 (or 32) output channels,

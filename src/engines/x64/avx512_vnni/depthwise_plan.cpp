@@ -31,6 +31,7 @@
 
 #include "core/aligned.hpp"
 #include "core/parallel.hpp"
+#include "core/worker_scratch.hpp"
 #include "engines/gemm/activation_copies.hpp"
 #include "engines/gemm/stage_view.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
@@ -57,6 +58,10 @@ std::int64_t floor_mod(std::int64_t a, std::int64_t b) { return a - floor_div(a,
 
 // Output pixels per register tile of the kernels: a run's buffer has columns for whole tiles.
 constexpr std::int64_t kTilePixels = 8;
+// Multiply-adds per thread below which a call uses fewer threads: a layer of a few microseconds
+// (MobileNetV2's 7x7x960) ran slower on two threads than on one, waking the second and building
+// the input columns both share.
+constexpr std::int64_t kMinMacsPerThread = std::int64_t{768} << 10;
 
 // One set of output columns: all of them (convolution), or x ≡ first_x mod stride_w (transposed).
 struct ColumnPhase {
@@ -272,14 +277,21 @@ class DepthwiseKernel final : public PreparedKernel {
 
   void run(const RunContext& call) const override {
     const auto& d = problem_.desc();
-    // The output stage's arrays in the 64-lane blocks' lane order, after the columns' scratch of
-    // this (the calling) thread, which its share of the rows uses too.
+    const std::int64_t macs =
+        call.batch * out_h_ * out_w_ * out_channels_ * d.kernel_h * d.kernel_w;
+    const int threads =
+        static_cast<int>(std::clamp<std::int64_t>(macs / kMinMacsPerThread, 1, call.threads));
+    // The calling thread's scratch: the output stage's arrays in the 64-lane blocks' lane order,
+    // then a slot of interleaved columns for each body that may run at once.
+    const int slots = parallel_participants(threads);
+    std::uint8_t* own =
+        thread_scratch(static_cast<std::size_t>(stage_bytes_) +
+                           WorkerScratch::bytes(static_cast<std::size_t>(scratch_bytes_), slots),
+                       0);
     StageView stage{};
-    auto* storage = reinterpret_cast<std::int32_t*>(
-        thread_scratch(static_cast<std::size_t>(scratch_bytes_ + stage_bytes_), 0) +
-        scratch_bytes_);
     depthwise_block_stage(d.scheme.kind, stage_view(call.stage.vectors()), blocks64_, out_channels_,
-                          storage, stage);
+                          reinterpret_cast<std::int32_t*>(own), stage);
+    WorkerScratch columns(own + stage_bytes_, static_cast<std::size_t>(scratch_bytes_), slots);
     const void* input = call.input;
     if (d.input_layout == Layout::NCHW) {
       input = nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch, in_channels_,
@@ -295,10 +307,10 @@ class DepthwiseKernel final : public PreparedKernel {
     const auto zx = static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0));
     const auto blocks = static_cast<std::int64_t>(blocks_.size());
     const auto tasks_per_image = static_cast<std::int64_t>(task_rows_.size());
-    parallel_for(call.threads, call.batch * tasks_per_image * blocks,
+    parallel_for(threads, call.batch * tasks_per_image * blocks,
                  [&](std::int64_t begin, std::int64_t end) {
-                   std::uint8_t* scratch =
-                       thread_scratch(static_cast<std::size_t>(scratch_bytes_), 0);
+                   const WorkerScratch::Claim slot(columns);
+                   std::uint8_t* scratch = slot.data();
                    for (std::int64_t task = begin; task < end; ++task) {
                      const std::int64_t row = task / blocks;
                      run_row(call, static_cast<const std::uint8_t*>(input), output, stage, zx,

@@ -151,13 +151,162 @@ void grouped_tile(const GroupedTile& g) {
   grouped_chunks<kRows, kVectors, kWindowSums, kLanes>(g);
 }
 
+// GroupedLanes::in_lane_groups with kWidth (4, 8 or 16) channels per group: in each 128-bit lane,
+// 16 / kWidth groups of kWidth / 4 lanes each. Lane r of a 128-bit lane reads, at K step s, this
+// dword of its 128-bit lane: its group's dword s.
+template <int kWidth>
+constexpr int in_lane_dword(int r, int step) {
+  return r / (kWidth / 4) * (kWidth / 4) + step;
+}
+
+template <int kWidth, int kStep>
+constexpr int in_lane_shuffle() {
+  return in_lane_dword<kWidth>(0, kStep) | in_lane_dword<kWidth>(1, kStep) << 2 |
+         in_lane_dword<kWidth>(2, kStep) << 4 | in_lane_dword<kWidth>(3, kStep) << 6;
+}
+
+// After the 128-bit transpose of in_lane_rows, vector J's lane 4j + r holds vector j's lane
+// 4J + r: output m = j·(kWidth / 4) + r % (kWidth / 4) of the group r / (kWidth / 4) of those
+// 16 channels. This index puts each at its channel's lane.
+template <int kWidth>
+inline __m512i in_lane_channel_order() {
+  constexpr int kPerGroup = kWidth / 4;
+  alignas(64) std::int32_t order[16] = {};
+  for (int j = 0; j < 4; ++j) {
+    for (int r = 0; r < 4; ++r) {
+      order[r / kPerGroup * kWidth + j * kPerGroup + r % kPerGroup] = 4 * j + r;
+    }
+  }
+  return _mm512_load_si512(order);
+}
+
+// Each lane's dword for K step `step` (a constant once the caller's step loop is unrolled).
+template <int kWidth>
+[[gnu::always_inline]] inline __m512i in_lane_dwords(__m512i x, int step) {
+  constexpr auto k0 = static_cast<_MM_PERM_ENUM>(in_lane_shuffle<kWidth, 0>());
+  constexpr auto k1 = static_cast<_MM_PERM_ENUM>(in_lane_shuffle<kWidth, 1>());
+  if constexpr (kWidth == 4) {
+    return x;  // one step, each lane's own dword
+  } else if constexpr (kWidth == 8) {
+    return step == 0 ? _mm512_shuffle_epi32(x, k0) : _mm512_shuffle_epi32(x, k1);
+  } else {
+    constexpr auto k2 = static_cast<_MM_PERM_ENUM>(in_lane_shuffle<kWidth, 2>());
+    constexpr auto k3 = static_cast<_MM_PERM_ENUM>(in_lane_shuffle<kWidth, 3>());
+    switch (step) {
+      case 0: return _mm512_shuffle_epi32(x, k0);
+      case 1: return _mm512_shuffle_epi32(x, k1);
+      case 2: return _mm512_shuffle_epi32(x, k2);
+      default: return _mm512_shuffle_epi32(x, k3);
+    }
+  }
+}
+
+// Rows [first, first + kRows) of an in_lane_groups tile (4 vectors): K steps of one tap are the
+// group's kWidth / 4 dwords, each an in-lane shuffle of the row's 64 bytes. With kWindowSums one
+// sum per row serves every vector: a lane's group is its 128-bit lane's, whatever the vector.
+template <int kRows, int kWidth, bool kWindowSums>
+void in_lane_rows(const GroupedTile& g, int first) {
+  const GemmTile& t = g.gemm;
+  __m512i acc[kRows][4], sums[kRows];
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const __m512i start = constant_term(t, 16 * j);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) acc[i][j] = start;
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) sums[i] = _mm512_setzero_si512();
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (std::int32_t tap = 0; tap < t.taps; ++tap) {
+    const std::uint8_t* row[kRows];
+    tap_rows(t, tap, first, row);
+    const std::int8_t* w = t.weights + t.tap_steps[tap] * 256;
+#pragma GCC unroll 4
+    for (int step = 0; step < kWidth / 4; ++step) {
+      __m512i wv[4];
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) wv[j] = _mm512_load_si512(w + step * 256 + j * 64);
+#pragma GCC unroll 8
+      for (int i = 0; i < kRows; ++i) {
+        const __m512i x = in_lane_dwords<kWidth>(_mm512_loadu_si512(row[i]), step);
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], x, wv[j]);
+        if constexpr (kWindowSums) sums[i] = _mm512_dpbusd_epi32(sums[i], x, ones);
+      }
+    }
+  }
+  // Stored as they are; in_lane_to_channels puts them in channel order. (Transposing here, GCC 12
+  // spills accumulators inside the tap loop.)
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      __m512i v = acc[i][j];
+      if constexpr (kWindowSums) {
+        v = _mm512_sub_epi32(
+            v, _mm512_mullo_epi32(_mm512_loadu_si512(g.zero_points + 16 * j), sums[i]));
+      }
+      _mm512_store_si512(t.acc + (first + i) * 64 + j * 16, v);
+    }
+  }
+}
+
+// Rows of an in_lane_groups tile's sums back in channel order: a 4 x 4 transpose of 128-bit lanes
+// (vector J gathers 128-bit lane J of each vector: one 128-bit lane's groups, 16 channels), then
+// within each vector (in_lane_channel_order).
+template <int kWidth>
+void in_lane_to_channels(std::int32_t* acc, int rows) {
+  const __m512i order = in_lane_channel_order<kWidth>();
+  for (int i = 0; i < rows; ++i) {
+    std::int32_t* row = acc + i * 64;
+    const __m512i v0 = _mm512_load_si512(row), v1 = _mm512_load_si512(row + 16);
+    const __m512i v2 = _mm512_load_si512(row + 32), v3 = _mm512_load_si512(row + 48);
+    const __m512i a = _mm512_shuffle_i32x4(v0, v1, 0x44), b = _mm512_shuffle_i32x4(v0, v1, 0xEE);
+    const __m512i c = _mm512_shuffle_i32x4(v2, v3, 0x44), d = _mm512_shuffle_i32x4(v2, v3, 0xEE);
+    __m512i out[4] = {_mm512_shuffle_i32x4(a, c, 0x88), _mm512_shuffle_i32x4(a, c, 0xDD),
+                      _mm512_shuffle_i32x4(b, d, 0x88), _mm512_shuffle_i32x4(b, d, 0xDD)};
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      if constexpr (kWidth != 16) out[j] = _mm512_permutexvar_epi32(order, out[j]);
+      _mm512_store_si512(row + j * 16, out[j]);
+    }
+  }
+}
+
+template <int kRows, int kWidth, bool kWindowSums>
+void in_lane_chunks(const GroupedTile& g) {
+  // Accumulators, weights and the rows' loads in the 32 registers: 6 rows x 4 vectors; 5 at 16
+  // channels per group (GCC keeps each row's load for the group's 4 K steps); 3 with window sums
+  // (GCC 12 spills at 4).
+  constexpr int kChunk = kWindowSums ? 3 : kWidth == 16 ? 5 : 6;
+  constexpr int kChunks = (kRows + kChunk - 1) / kChunk;
+  constexpr int kLast = kRows - (kChunks - 1) * kChunk;
+  for (int c = 0; c + 1 < kChunks; ++c) in_lane_rows<kChunk, kWidth, kWindowSums>(g, c * kChunk);
+  in_lane_rows<kLast, kWidth, kWindowSums>(g, (kChunks - 1) * kChunk);
+  in_lane_to_channels<kWidth>(g.gemm.acc, kRows);
+}
+
+// The group width is the tile's K steps per tap (its channels / 4).
+template <int kRows, bool kWindowSums>
+void in_lane_tile(const GroupedTile& g) {
+  switch (g.gemm.steps) {
+    case 1: return in_lane_chunks<kRows, 4, kWindowSums>(g);
+    case 2: return in_lane_chunks<kRows, 8, kWindowSums>(g);
+    default: return in_lane_chunks<kRows, 16, kWindowSums>(g);
+  }
+}
+
 template <int kRows, bool kWindowSums, GroupedLanes kLanes>
 GroupedTileKernel by_vectors(int vectors) {
-  switch (vectors) {
-    case 1: return &grouped_tile<kRows, 1, kWindowSums, kLanes>;
-    case 2: return &grouped_tile<kRows, 2, kWindowSums, kLanes>;
-    case 3: return &grouped_tile<kRows, 3, kWindowSums, kLanes>;
-    default: return &grouped_tile<kRows, 4, kWindowSums, kLanes>;
+  if constexpr (kLanes == GroupedLanes::in_lane_groups) {
+    return vectors == 4 ? &in_lane_tile<kRows, kWindowSums> : nullptr;
+  } else {
+    switch (vectors) {
+      case 1: return &grouped_tile<kRows, 1, kWindowSums, kLanes>;
+      case 2: return &grouped_tile<kRows, 2, kWindowSums, kLanes>;
+      case 3: return &grouped_tile<kRows, 3, kWindowSums, kLanes>;
+      default: return &grouped_tile<kRows, 4, kWindowSums, kLanes>;
+    }
   }
 }
 
@@ -186,6 +335,8 @@ GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums, G
       return by_sums<GroupedLanes::one_group>(rows, vectors, window_sums);
     case GroupedLanes::four_groups:
       return by_sums<GroupedLanes::four_groups>(rows, vectors, window_sums);
+    case GroupedLanes::in_lane_groups:
+      return by_sums<GroupedLanes::in_lane_groups>(rows, vectors, window_sums);
     default: return by_sums<GroupedLanes::gathered>(rows, vectors, window_sums);
   }
 }

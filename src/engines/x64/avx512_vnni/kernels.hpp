@@ -43,9 +43,16 @@ inline void tap_rows(const GemmTile& t, std::int32_t tap, int first,
                      const std::uint8_t* (&row)[kRows]) {
   if (t.tap_row_offsets != nullptr) {
     const std::int64_t* listed = t.tap_row_offsets + tap * t.tap_rows_stride + first;
+    // Selected by masks, not branches: branches in the tap loop cost GCC its register allocation
+    // of the accumulators (spills).
+    const auto input = reinterpret_cast<std::uintptr_t>(t.input) + t.first_row;
+    const auto padding = reinterpret_cast<std::uintptr_t>(t.padding_row) + t.first_row;
 #pragma GCC unroll 8
     for (int i = 0; i < kRows; ++i) {
-      row[i] = (listed[i] >= 0 ? t.input + listed[i] : t.padding_row) + t.first_row;
+      const auto offset = static_cast<std::uintptr_t>(listed[i]);
+      const std::uintptr_t padded = static_cast<std::uintptr_t>(listed[i] >> 63);  // all ones: −1
+      row[i] =
+          reinterpret_cast<const std::uint8_t*>(((input + offset) & ~padded) | (padding & padded));
     }
     return;
   }
