@@ -291,7 +291,9 @@ TEST_P(EngineConformance, FlatRunsEverySchemeDtypeAndTail) {
   }
   std::cout << "[ conformance ] " << GetParam() << ": " << flat << " of " << round
             << " problems on flat runs\n";
-  if (GetParam() == "avx512_vnni") EXPECT_GT(flat, round / 2);
+  if (GetParam() == "avx512_vnni") {
+    EXPECT_GT(flat, round / 2);
+  }
 }
 
 // A weight zero point needs each output pixel's window sum Σx: on every path (1x1 flat, strided
