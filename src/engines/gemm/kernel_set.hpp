@@ -232,7 +232,7 @@ struct FlatRun {
   std::int32_t pixels;
   std::int32_t channels;                // input bytes per pixel (K), the last step masked past them
   const std::int8_t* weights;           // the panel, [step][vectors · 16][4]
-  const std::int32_t* zero_point_sums;  // as GemmTile's: null, or the sums start at −zx · these
+  const std::int32_t* zero_point_sums;  // as GemmTile's: null, or the sums include −zx · these
   std::int32_t input_zero_point;
   std::int32_t output_channels;  // valid output channels of the panel (1 to 64)
   std::int64_t channel;          // the panel's first output channel
