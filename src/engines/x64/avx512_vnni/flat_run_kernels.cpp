@@ -68,6 +68,7 @@ void flat_run(const FlatRun& run, const StageView& s) {
     asm volatile("" ::: "memory");
     const StageView stage = s;
     const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(stage.zero_point));
+    std::int64_t out_at = first * output_stride;  // row i's first element, a step per row
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i) {
       if (i >= rows) break;
@@ -79,8 +80,8 @@ void flat_run(const FlatRun& run, const StageView& s) {
         const stage_lanes::Lanes at = stage_lanes::Lanes::load<K>(stage, channel + 16 * j);
         r[j] = stage_lanes::apply<K>(acc[i][j], at, stage, kSaturatedLow, !kOnWords);
       }
-      row_stores::store_row<K, D, kVectors>(output, (first + i) * output_stride, output_channels, r,
-                                            zero_point_words);
+      row_stores::store_row<K, D, kVectors>(output, out_at, output_channels, r, zero_point_words);
+      out_at += output_stride;
     }
   }
 }
