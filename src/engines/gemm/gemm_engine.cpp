@@ -275,6 +275,9 @@ class GemmKernel final : public PreparedKernel {
             kernels.flat_run(d.scheme.kind, d.output_dtype, v);
       }
     }
+    for (const int v : panel_vectors_) {
+      if (flat_runs_[static_cast<std::size_t>(v)] != nullptr) flat_run_panels_ = true;
+    }
   }
 
   std::vector<std::int64_t> take_abs_weight_sums() override { return std::move(abs_weight_sums_); }
@@ -330,7 +333,7 @@ class GemmKernel final : public PreparedKernel {
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     out << " (register tile " << kernels_.tile << ")";
     if (epilogue_ == nullptr) out << " (scalar output stage)";
-    if (flat_runs_[1] != nullptr) {
+    if (flat_run_panels_) {
       out << " (flat runs" << (flat_runs_[4] == nullptr ? " on narrow panels" : "")
           << ": output stage from the registers)";
     }
@@ -1337,7 +1340,7 @@ class GemmKernel final : public PreparedKernel {
 
  private:
   std::int64_t flat_chunk() const {
-    return flat_runs_[1] != nullptr ? kFlatRunChunk : kFlatChunkTiles * max_rows_;
+    return flat_run_panels_ ? kFlatRunChunk : kFlatChunkTiles * max_rows_;
   }
   // The GEMM tiles read the input as u16 (KernelSet::input_widening); depthwise tiles never.
   bool widened_input() const { return kernels_.input_widening == 2 && !depthwise_; }
@@ -1417,6 +1420,7 @@ class GemmKernel final : public PreparedKernel {
   EpilogueKernel epilogue_ = nullptr;
   // Per panel width in vectors (1 to 4): its flat run, or null (tiles and the epilogue).
   std::array<FlatRunKernel, 5> flat_runs_{};
+  bool flat_run_panels_ = false;  // some panel has a flat run (its tasks are kFlatRunChunk long)
 };
 
 class GemmEngine final : public Engine {
