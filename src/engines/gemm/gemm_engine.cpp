@@ -202,6 +202,8 @@ class GemmKernel final : public PreparedKernel {
           groups_per_panel_ * group_in_ == kPanelWidth && groups_ % groups_per_panel_ == 0 &&
           has(GroupedLanes::in_lane_groups)) {
         grouped_lanes_ = GroupedLanes::in_lane_groups;
+        // The kernel runs at most 5 rows at once at 16 channels per group: tiles of 5, not 5 + 1.
+        if (group_in_ == 16) max_rows_ = std::min(max_rows_, 5);
       } else if (group_in_ == 4 && group_out_ == 4 && groups_ % 4 == 0 &&
                  has(GroupedLanes::four_groups)) {
         grouped_lanes_ = GroupedLanes::four_groups;
