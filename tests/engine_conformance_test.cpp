@@ -38,13 +38,16 @@ std::vector<std::uint8_t> run(const RandomCase& rc, const Plan& plan, int thread
 }
 
 // Runs `rc` on `engine` and on the reference; false when the engine declines the problem.
-bool agrees(const std::string& engine, const RandomCase& rc, int threads, std::string* failure) {
+// `described`, when given, gets the engine's Plan::describe().
+bool agrees(const std::string& engine, const RandomCase& rc, int threads, std::string* failure,
+            std::string* described = nullptr) {
   const Problem problem(rc.desc);
   for (const detail::Engine* e : detail::all_engines()) {
     if (e->name() == engine && !e->unsupported_reason(problem).empty()) return false;
   }
   const Plan fast = Plan::prepare(problem, rc.weight_view(), PrepareOptions{engine});
   const Plan reference = Plan::prepare(problem, rc.weight_view(), PrepareOptions{"reference"});
+  if (described != nullptr) *described = fast.describe();
   const auto got = run(rc, fast, threads);
   const auto want = run(rc, reference, 1);
   if (got != want) {
@@ -217,6 +220,79 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
           << "declined " << Problem(rc.desc).summary();
       ASSERT_TRUE(failure.empty()) << failure;
     }
+  }
+}
+
+// 1x1 stride-1 unpadded layers without a weight zero point run as flat runs on avx512_vnni (tiles
+// of 16, 10, 6 or 5 pixels by the panel's 1 to 4 vectors, fewer for onnx and tvm, the output stage
+// from the registers): every scheme and output dtype (s32 from a requantizing scheme: tiles and
+// the scalar stage), panels of every width with channel tails, full panels next to narrow ones at
+// long K, K with and without a ragged last step, pixel tails, runs shorter than a tile, single
+// pixels, groups with panels of their own, batch > 1, zero points at both ends, u8 and s8 inputs
+// and weights, 1 and 2 threads.
+TEST_P(EngineConformance, FlatRunsEverySchemeDtypeAndTail) {
+  Rng rng(23);
+  struct Shape {
+    std::int64_t c, o, h, w, batch, groups = 1;
+  };
+  const Shape shapes[] = {
+      {16, 96, 13, 11, 1},
+      {32, 16, 9, 15, 2},
+      {24, 144, 7, 9, 1},
+      {96, 24, 10, 10, 1},
+      {5, 40, 6, 7, 2},
+      {3, 1, 5, 5, 1},
+      {64, 48, 3, 5, 1},
+      {144, 33, 1, 1, 3},
+      {17, 64, 4, 29, 1},
+      {8, 17, 2, 9, 2},
+      {32, 128, 5, 7, 2, 2},
+      // K of 256 and more: full panels on GEMM tiles, the narrow one on a flat run.
+      {265, 80, 3, 11, 2},
+      {256, 112, 2, 13, 1},
+  };
+  constexpr SchemeKind kSchemes[] = {
+      SchemeKind::int32,         SchemeKind::fbgemm,     SchemeKind::qnnpack, SchemeKind::onednn,
+      SchemeKind::onnx,          SchemeKind::tvm,        SchemeKind::tvm_f32, SchemeKind::tflite,
+      SchemeKind::tflite_single, SchemeKind::onnxruntime};
+  int round = 0, flat = 0;
+  for (const Shape& s : shapes) {
+    for (const SchemeKind scheme : kSchemes) {
+      for (const DType output : {DType::u8, DType::s8, DType::s32}) {
+        if (scheme == SchemeKind::int32 && output != DType::s32) continue;
+        RandomProblemOptions opt;
+        opt.scheme = scheme;
+        opt.input_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
+        opt.weight_dtype = round % 4 < 2 ? DType::s8 : DType::u8;
+        opt.extreme_zero_points = round % 3 != 0;
+        RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, 1, 1, 0, s.batch, s.groups, true, opt);
+        ProblemDesc d = rc.desc;
+        if (scheme != SchemeKind::int32 && d.output_dtype != output) {
+          d.output_dtype = output;
+          d.output_zero_point = output == DType::s32
+                                    ? 0
+                                    : static_cast<std::int32_t>(round % 2 == 0 ? dtype_min(output)
+                                                                               : dtype_max(output));
+        }
+        try {
+          (void)Problem(d);
+        } catch (const Error&) {  // a clamp the new zero point leaves empty: none
+          d.activation = Activation::none();
+        }
+        rc = test::random_case_for(rng, d);
+        std::string failure, described;
+        ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
+            << "declined " << Problem(rc.desc).summary();
+        ASSERT_TRUE(failure.empty()) << failure;
+        if (described.find("(flat runs") != std::string::npos) ++flat;
+        ++round;
+      }
+    }
+  }
+  std::cout << "[ conformance ] " << GetParam() << ": " << flat << " of " << round
+            << " problems on flat runs\n";
+  if (GetParam() == "avx512_vnni") {
+    EXPECT_GT(flat, round / 2);
   }
 }
 

@@ -24,6 +24,7 @@
 #include "engines/gemm/gemm_engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -64,6 +65,15 @@ constexpr std::int64_t kMaxPixelTileWidth = 32;
 constexpr std::int64_t kMinPixelTileSteps = 32;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM, in register tiles.
 constexpr std::int64_t kFlatChunkTiles = 16;
+// Full panels (4 vectors) run as flat runs (KernelSet::flat_run) below this K only: a flat run's
+// tile is shorter than the GEMM tile (its output stage needs registers), which costs more than the
+// fixed costs it saves once K is long (ResNet-50's 1x1 layers of K = 512 and 1024: 2-3 % slower;
+// K = 64: 3-20 % faster). Narrower panels gain at any K (the GEMM tile stays 6 pixels high).
+constexpr std::int64_t kFlatRunFullPanelBelowK = 256;
+// Output pixels per task of a layer with flat runs: one call each, so longer than the tiles' (the
+// call's fixed costs, 1-5 % of 96 pixels of a 16-channel layer), and short enough that 2 threads
+// still share a 28x28 layer evenly.
+constexpr std::int64_t kFlatRunChunk = 192;
 
 // Tiles covering [begin, end): with AMX, blocks of up to 32 pixels, as even as possible (56 →
 // 28,28: a thread reloads the tile configuration whenever the block height changes, which cost
@@ -256,6 +266,20 @@ class GemmKernel final : public PreparedKernel {
     tap_sums_ = {};
     depthwise_weights_ = {};
     epilogue_ = kernels.epilogue(d.scheme.kind, d.output_dtype);
+    // Flat runs (KernelSet::flat_run) where the tiles' sums are already exact and every pixel's
+    // input follows the last: no weight zero point (its window sums), no AMX blocks (their terms),
+    // no groups sharing a panel, the common forms of weights and input.
+    if (kernels.flat_run != nullptr && path_ == Path::flat && !strided && !amx_ &&
+        !needs_window_sums_ && groups_per_panel_ == 1 && widened_.empty() && !widened_input()) {
+      for (int v = 1; v <= 4; ++v) {
+        if (v == 4 && tap_bytes_ >= kFlatRunFullPanelBelowK) break;
+        flat_runs_[static_cast<std::size_t>(v)] =
+            kernels.flat_run(d.scheme.kind, d.output_dtype, v);
+      }
+    }
+    for (const int v : panel_vectors_) {
+      if (flat_runs_[static_cast<std::size_t>(v)] != nullptr) flat_run_panels_ = true;
+    }
   }
 
   std::vector<std::int64_t> take_abs_weight_sums() override { return std::move(abs_weight_sums_); }
@@ -311,6 +335,10 @@ class GemmKernel final : public PreparedKernel {
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     out << " (register tile " << kernels_.tile << ")";
     if (epilogue_ == nullptr) out << " (scalar output stage)";
+    if (flat_run_panels_) {
+      out << " (flat runs" << (flat_runs_[4] == nullptr ? " on narrow panels" : "")
+          << ": output stage from the registers)";
+    }
     return out.str();
   }
 
@@ -966,6 +994,10 @@ class GemmKernel final : public PreparedKernel {
       const auto& d = problem_.desc();
       const bool strided = (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
       if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
+        if (const FlatRunKernel run = flat_runs_[static_cast<std::size_t>(pr.vectors)]) {
+          run_flat(pr, run, begin, end);
+          return;
+        }
         // Row i reads pixel at + i alone: its window sum is that pixel's.
         const auto sums_at = [&](std::int64_t at) {
           return pr.pixel_sums != nullptr ? pr.pixel_sums + at : nullptr;
@@ -1193,6 +1225,22 @@ class GemmKernel final : public PreparedKernel {
                              d.pad_left, static_cast<std::uint8_t>(ctx.input_zero_point)});
   }
 
+  // Output pixels [begin, end) of the flat path in one flat run of the panel.
+  void run_flat(const PanelRun& pr, FlatRunKernel run, std::int64_t begin, std::int64_t end) const {
+    const std::size_t element = element_size(problem_.desc().output_dtype);
+    run({static_cast<const std::uint8_t*>(pr.ctx.input) + begin * pixel_bytes_ + pr.input_offset,
+         pixel_bytes_, static_cast<std::int32_t>(end - begin),
+         static_cast<std::int32_t>(tap_bytes_),
+         packed_.data() + panel_offsets_[static_cast<std::size_t>(pr.panel)],
+         // The constant term of pattern 0 (a 1x1 unpadded layer has no other), as run_tile's.
+         pr.ctx.input_zero_point != 0 ? pattern_sums_.data() + pr.panel * kPanelWidth : nullptr,
+         pr.ctx.input_zero_point, pr.channels, pr.first_channel,
+         static_cast<std::byte*>(pr.ctx.output) +
+             static_cast<std::size_t>(begin * out_channels_ + pr.first_channel) * element,
+         out_channels_ * column_step_},
+        pr.stage);
+  }
+
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
                 int rows, std::int64_t first_pixel, const std::int64_t* tap_row_offsets = nullptr,
@@ -1293,7 +1341,9 @@ class GemmKernel final : public PreparedKernel {
   static constexpr int kMaxAmxRows = kMaxAmxBlock;
 
  private:
-  std::int64_t flat_chunk() const { return kFlatChunkTiles * max_rows_; }
+  std::int64_t flat_chunk() const {
+    return flat_run_panels_ ? kFlatRunChunk : kFlatChunkTiles * max_rows_;
+  }
   // The GEMM tiles read the input as u16 (KernelSet::input_widening); depthwise tiles never.
   bool widened_input() const { return kernels_.input_widening == 2 && !depthwise_; }
 
@@ -1370,6 +1420,9 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;
+  // Per panel width in vectors (1 to 4): its flat run, or null (tiles and the epilogue).
+  std::array<FlatRunKernel, 5> flat_runs_{};
+  bool flat_run_panels_ = false;  // some panel has a flat run (its tasks are kFlatRunChunk long)
 };
 
 class GemmEngine final : public Engine {

@@ -220,6 +220,27 @@ struct TileOutput {
 // no vector form (the engine then applies the scalar stage).
 using EpilogueKernel = void (*)(const TileOutput&, const StageView&);
 
+// A run of consecutive output pixels of a 1x1, stride-1, unpadded layer (the planner's flat path)
+// times one panel: register tiles whose exact sums go through the output stage in registers,
+// straight to the output, in one call for the whole run (a tile per call and its sums stored and
+// read back by an epilogue cost more than the multiplies where K is small). Pixel p reads
+// `channels` bytes at input + p · pixel_bytes. The sums must be exact without corrections: no
+// weight zero point (window sums), no AMX terms.
+struct FlatRun {
+  const std::uint8_t* input;  // pixel 0, at the panel's group's first input channel
+  std::int64_t pixel_bytes;   // bytes from one pixel to the next
+  std::int32_t pixels;
+  std::int32_t channels;                // input bytes per pixel (K), the last step masked past them
+  const std::int8_t* weights;           // the panel, [step][vectors · 16][4]
+  const std::int32_t* zero_point_sums;  // as GemmTile's: null, or the sums include −zx · these
+  std::int32_t input_zero_point;
+  std::int32_t output_channels;  // valid output channels of the panel (1 to 64)
+  std::int64_t channel;          // the panel's first output channel
+  void* output;                  // pixel 0, the panel's first channel
+  std::int64_t output_stride;    // elements from one pixel to the next
+};
+using FlatRunKernel = void (*)(const FlatRun&, const StageView&);
+
 // One instruction set's kernels and register tile, as the planner calls them.
 struct KernelSet {
   const char* name;  // e.g. "avx2_vnni", for describe()
@@ -267,6 +288,9 @@ struct KernelSet {
   // Writes a RowInterleave. With it (and AMX blocks) first layers of up to 4 input channels run
   // on AMX straight from the interleaved rows instead of gathering each pixel's window.
   void (*interleave_rows)(const RowInterleave&) = nullptr;
+  // Flat runs for panels of `vectors` (1 to 4) vectors; null for a (scheme, output dtype) pair
+  // without a vector output stage (the planner then runs tiles and the epilogue).
+  FlatRunKernel (*flat_run)(SchemeKind scheme, DType output_dtype, int vectors) = nullptr;
 };
 
 }  // namespace qconv::detail::gemm

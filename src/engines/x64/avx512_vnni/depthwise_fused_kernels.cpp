@@ -87,7 +87,7 @@ template <SchemeKind K, int kParts>
 void run_fused_stride2(const DepthwiseOutputs& o) {
   // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
   const StageView& s = *o.stage;
-  if constexpr (depthwise::kEveryKernelVariant) {
+  if constexpr (kEveryKernelVariant) {
     if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
       return for_tiles<4>(o.pixels, FusedStride2Tiles<K, true, kParts>(o));
     }

@@ -13,16 +13,6 @@
 
 namespace qconv::detail::avx512_vnni::depthwise {
 
-// Sanitizer and fuzzer builds define QCONV_FEWER_KERNEL_VARIANTS (CMakeLists.txt): instrumented,
-// every fixed schedule and shortcut variant of the fused depthwise kernels takes the compiler many
-// minutes. Those builds keep the generic schedule (the same tiles with the layout read at run time)
-// and no saturating-low shortcut; the optimised builds' tests run every variant.
-#ifdef QCONV_FEWER_KERNEL_VARIANTS
-inline constexpr bool kEveryKernelVariant = false;
-#else
-inline constexpr bool kEveryKernelVariant = true;
-#endif
-
 // The valid lanes of vector `vector` of a block with `channels` valid channels (none past them).
 inline __mmask16 lane_mask(std::int32_t channels, int vector) {
   const std::int32_t n = channels - vector * 16;

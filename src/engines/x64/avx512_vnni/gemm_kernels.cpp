@@ -1,80 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GEMM register tiles: up to 6 output pixels x 64 output channels, all taps and input channels
-// summed in registers with vpdpbusd, one broadcast of 4 input bytes per row and K step reused
-// across the 4 weight vectors (a register broadcast beats the embedded {1to16} form: one load per
-// row instead of one per vpdpbusd). Built with AVX-512 flags: see kernels.hpp.
+// summed in registers (register_tile.hpp), the sums stored for the epilogue; and the im2col
+// gather. Built with AVX-512 flags: see kernels.hpp.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/register_tile.hpp"
 
 namespace qconv::detail::avx512_vnni {
 namespace {
 
-inline std::uint32_t load_u32(const std::uint8_t* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// acc += Σ over 4 bytes of (input · weight): vpdpbusd takes the u8 input first, the s8 weights
-// second.
-inline __m512i dot4(__m512i acc, __m512i input, __m512i weights) {
-  return _mm512_dpbusd_epi32(acc, input, weights);
-}
-
 template <int kRows, int kVectors>
 void gemm_tile(const GemmTile& t) {
-  __m512i start[kVectors];
-#pragma GCC unroll 4
-  for (int j = 0; j < kVectors; ++j) {
-    start[j] = _mm512_setzero_si512();
-    if (t.zero_point_sums != nullptr) {
-      start[j] = _mm512_sub_epi32(
-          start[j], _mm512_mullo_epi32(_mm512_set1_epi32(t.input_zero_point),
-                                       _mm512_loadu_si512(t.zero_point_sums + j * 16)));
-    }
-  }
   __m512i acc[kRows][kVectors];
-#pragma GCC unroll 8
-  for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 4
-    for (int j = 0; j < kVectors; ++j) acc[i][j] = start[j];
-  }
+  register_tile::start(acc, t.zero_point_sums, t.input_zero_point);
   const std::int64_t step_bytes = std::int64_t{kVectors} * 64;
-  const bool ragged = (t.channels & 3) != 0;
-  const std::int32_t full_steps = ragged ? t.steps - 1 : t.steps;
-  const __mmask16 tail = static_cast<__mmask16>((1u << (t.channels & 3)) - 1);
-
   for (std::int32_t tap = 0; tap < t.taps; ++tap) {
     const std::uint8_t* row[kRows];
     tap_rows(t, tap, 0, row);
-    const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes;
-    for (std::int32_t k = 0; k < full_steps; ++k) {
-      __m512i wv[kVectors];
-#pragma GCC unroll 4
-      for (int j = 0; j < kVectors; ++j) wv[j] = _mm512_load_si512(w + j * 64);
-#pragma GCC unroll 8
-      for (int i = 0; i < kRows; ++i) {
-        const __m512i b = _mm512_set1_epi32(static_cast<int>(load_u32(row[i] + 4 * k)));
-#pragma GCC unroll 4
-        for (int j = 0; j < kVectors; ++j) acc[i][j] = dot4(acc[i][j], b, wv[j]);
-      }
-      w += step_bytes;
-    }
-    if (ragged) {  // the last 1 to 3 channels: a masked load, so nothing past the tensor is read
-      __m512i wv[kVectors];
-#pragma GCC unroll 4
-      for (int j = 0; j < kVectors; ++j) wv[j] = _mm512_load_si512(w + j * 64);
-#pragma GCC unroll 8
-      for (int i = 0; i < kRows; ++i) {
-        const __m128i bytes = _mm_maskz_loadu_epi8(tail, row[i] + 4 * full_steps);
-        const __m512i b = _mm512_broadcastd_epi32(bytes);
-#pragma GCC unroll 4
-        for (int j = 0; j < kVectors; ++j) acc[i][j] = dot4(acc[i][j], b, wv[j]);
-      }
-    }
+    register_tile::add_tap(acc, row, t.weights + t.tap_steps[tap] * step_bytes, t.channels);
   }
 #pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {

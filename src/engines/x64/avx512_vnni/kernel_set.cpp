@@ -31,6 +31,7 @@ const gemm::KernelSet& kernel_set() {
       .tap_row_pointers = true,
       .sum_pixels = &sum_pixels,
       .interleave_rows = &interleave_rows,
+      .flat_run = &flat_run_kernel,
   };
   return kernels;
 }

@@ -14,6 +14,8 @@ namespace qconv::detail::avx512_vnni {
 
 using gemm::AmxBlock;
 using gemm::EpilogueKernel;
+using gemm::FlatRun;
+using gemm::FlatRunKernel;
 using gemm::GemmTile;
 using gemm::GemmTileKernel;
 using gemm::GroupedTile;
@@ -23,6 +25,16 @@ using gemm::RowInterleave;
 using gemm::StageView;
 using gemm::TileOutput;
 using gemm::WindowGather;
+
+// Sanitizer and fuzzer builds define QCONV_FEWER_KERNEL_VARIANTS (CMakeLists.txt): instrumented,
+// every fixed schedule and shortcut variant of the fused kernels (depthwise, flat runs) takes the
+// compiler many minutes. Those builds keep the generic schedule (the same tiles with the layout
+// read at run time) and no saturating-low shortcut; the optimised builds' tests run every variant.
+#ifdef QCONV_FEWER_KERNEL_VARIANTS
+inline constexpr bool kEveryKernelVariant = false;
+#else
+inline constexpr bool kEveryKernelVariant = true;
+#endif
 
 // Where rows first .. first + kRows − 1 of a tile read tap `tap` (GemmTile::tap_row_offsets, or
 // the tile's origin, tap offset and row offsets).
@@ -60,6 +72,10 @@ inline constexpr int kMaxRows = 6;
 // 6x64 zmm tiles (gemm_kernels.cpp). The input is u8 (an s8 input is run from a copy as x + 128)
 // and the weights s8 (u8 weights are packed as w − 128).
 GemmTileKernel gemm_tile_kernel(int rows, int vectors);
+
+// Flat runs of pixels through the output stage in registers (flat_run_kernels.cpp): null for a
+// (scheme, output dtype) pair without a vector output stage.
+FlatRunKernel flat_run_kernel(SchemeKind scheme, DType output_dtype, int vectors);
 
 // Grouped tiles, several groups per panel (grouped_kernels.cpp): rows 1..6, vectors 1..4.
 GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums,

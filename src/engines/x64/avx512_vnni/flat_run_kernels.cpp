@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// Flat runs (gemm::FlatRun): a run of consecutive pixels of a 1x1 layer times one panel, tile
+// after tile of vpdpbusd sums (register_tile.hpp) put through the output stage straight from the
+// accumulator registers (stage_lanes.hpp, row_stores.hpp) and stored. With few input channels a
+// tile's multiplies are short, and storing its sums for an epilogue to read back, and a call per
+// tile, cost more than they do. Built with AVX-512 flags: see kernels.hpp.
+#include <immintrin.h>
+
+#include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/register_tile.hpp"
+#include "engines/x64/avx512_vnni/row_stores.hpp"
+#include "engines/x64/avx512_vnni/stage_lanes.hpp"
+
+namespace qconv::detail::avx512_vnni {
+namespace {
+
+// Pixels per tile for a panel of kVectors vectors: as many as leave room for the weights, a
+// broadcast and the output stage's temporaries (20 accumulators of 32 zmm; with 24 the register
+// allocator spilled accumulators inside the multiplies' loop), so that narrow panels do not pay a
+// tile's fixed costs (the weight loads, the stage's constants) for 6 pixels. One vector: 16 rows,
+// each broadcast feeding one vpdpbusd, so broadcast loads bound it anyway. The onnx and tvm stages
+// keep more constants (64-bit lanes) and get 4 accumulators fewer.
+template <SchemeKind K, int kVectors>
+inline constexpr int kFlatRows = K == SchemeKind::onnx || K == SchemeKind::tvm
+                                     ? (kVectors == 1   ? 16
+                                        : kVectors == 2 ? 8
+                                        : kVectors == 3 ? 5
+                                                        : 4)
+                                     : (kVectors == 1   ? 16
+                                        : kVectors == 2 ? 10
+                                        : kVectors == 3 ? 6
+                                                        : 5);
+
+template <SchemeKind K, DType D, int kVectors, bool kSaturatedLow>
+void flat_run(const FlatRun& run, const StageView& s) {
+  // The walk in locals. The stage and the input zero point are read from memory once per tile,
+  // after its multiplies: the output stores may alias them, so the compiler cannot hoist their
+  // broadcasts out of the pixel loop, where they would hold registers through the multiplies and
+  // push accumulators to the stack; and from a local copy per tile, not once per row.
+  const std::uint8_t* const input = run.input;
+  const std::int64_t pixel_bytes = run.pixel_bytes;
+  const std::int32_t pixels = run.pixels;
+  const std::int32_t channels = run.channels;
+  const std::int8_t* const weights = run.weights;
+  const std::int32_t* const zero_point_sums = run.zero_point_sums;
+  const std::int32_t output_channels = run.output_channels;
+  const std::int64_t channel = run.channel;
+  void* const output = run.output;
+  const std::int64_t output_stride = run.output_stride;
+  constexpr int kRows = kFlatRows<K, kVectors>;
+  constexpr bool kOnWords = row_stores::kZeroPointOnWords<K, D, kVectors>;
+  for (std::int32_t first = 0; first < pixels; first += kRows) {
+    // A last tile short of kRows pixels reads its last pixel again in the rows past it (nothing
+    // past the run is read) and stores only its own.
+    const std::int32_t rows = pixels - first < kRows ? pixels - first : kRows;
+    const std::uint8_t* row[kRows];
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; ++i) {
+      row[i] = input + (first + (i < rows ? i : rows - 1)) * pixel_bytes;
+    }
+    // The sums start at 0 and take the zero point's term after the multiplies: started at it, its
+    // values live on the way into the loop made the register allocator spill accumulators.
+    __m512i acc[kRows][kVectors];
+    register_tile::start(acc, nullptr, 0);
+    register_tile::add_tap(acc, row, weights, channels);
+    register_tile::add_start(acc, zero_point_sums, run.input_zero_point);
+    // Nor may the compiler move the stage's loads up above the multiplies (no store between).
+    asm volatile("" ::: "memory");
+    const StageView stage = s;
+    const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(stage.zero_point));
+    std::int64_t out_at = first * output_stride;  // row i's first element, a step per row
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; ++i) {
+      if (i >= rows) break;
+      __m512i r[4];
+#pragma GCC unroll 4
+      for (int j = 0; j < kVectors; ++j) {
+        // The per-channel constants per row, as memory operands: kept in registers through the
+        // tile they too would push accumulators to the stack (tvm reads 5 arrays).
+        const stage_lanes::Lanes at = stage_lanes::Lanes::load<K>(stage, channel + 16 * j);
+        r[j] = stage_lanes::apply<K>(acc[i][j], at, stage, kSaturatedLow, !kOnWords);
+      }
+      row_stores::store_row<K, D, kVectors>(output, out_at, output_channels, r, zero_point_words);
+      out_at += output_stride;
+    }
+  }
+}
+
+template <SchemeKind K, DType D, int kVectors>
+void flat_run_by_range(const FlatRun& f, const StageView& s) {
+  if constexpr (kEveryKernelVariant) {
+    if (row_stores::saturated_low<D>(s)) return flat_run<K, D, kVectors, true>(f, s);
+  }
+  flat_run<K, D, kVectors, false>(f, s);
+}
+
+}  // namespace
+
+FlatRunKernel flat_run_kernel(SchemeKind scheme, DType output_dtype, int vectors) {
+  return stage_lanes::for_vector_stage<FlatRunKernel>(
+      scheme, output_dtype, [vectors]<SchemeKind K, DType D>() -> FlatRunKernel {
+        switch (vectors) {
+          case 1: return &flat_run_by_range<K, D, 1>;
+          case 2: return &flat_run_by_range<K, D, 2>;
+          case 3: return &flat_run_by_range<K, D, 3>;
+          default: return &flat_run_by_range<K, D, 4>;
+        }
+      });
+}
+
+}  // namespace qconv::detail::avx512_vnni

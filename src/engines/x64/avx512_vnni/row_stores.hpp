@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// One output pixel's row of a register tile, through the output stage (stage_lanes.hpp), narrowed
+// to the output dtype and stored: shared by the tile epilogues, which read the sums back from
+// memory (epilogue_kernels.cpp), and the flat runs, which take them straight from the accumulator
+// registers (flat_run_kernels.cpp). Only for files built with AVX-512 flags (see kernels.hpp).
+#pragma once
+
+#include <immintrin.h>
+
+#include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/stage_lanes.hpp"
+
+namespace qconv::detail::avx512_vnni::row_stores {
+
+// The valid lanes of vector `vector` of a row with `channels` valid channels (at least one in it).
+inline __mmask16 channel_mask(std::int32_t channels, int vector) {
+  const std::int32_t n = channels - vector * 16;
+  return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// Whether the output's narrowing to D saturates below at lo (lo is the dtype's minimum and zy ≥ 0):
+// the schemes may then skip their own low clamp (stage_lanes::apply's saturated_low).
+template <DType D>
+inline bool saturated_low(const StageView& s) {
+  return D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
+}
+
+// Whether rows of kVectors vectors of scheme K to dtype D take zy on their packed 16-bit words
+// (pack_bytes): then stage_lanes::apply leaves it out (add_zero_point = false).
+template <SchemeKind K, DType D, int kVectors>
+inline constexpr bool kZeroPointOnWords =
+    D != DType::s32 && (kVectors == 2 || kVectors == 4) && stage_lanes::zero_point_added_last(K);
+
+// Four vectors of one row's 64 channels (already in the dtype's range, or below it where the
+// scheme left the low clamp to this) as 64 bytes: two signed-saturating packs to 16 bits, one to
+// 8 bits (unsigned for u8), then the 128-bit lanes put back in order. kZeroPointOnWords: the
+// vectors are r − zy, clamped (stage_lanes::zero_point_added_last), and zy is added to the words,
+// saturating: one add per two vectors.
+template <DType D, bool kZeroPointOnWords>
+inline __m512i pack_bytes(const __m512i (&r)[4], __m512i zero_point_words) {
+  __m512i low = _mm512_packs_epi32(r[0], r[1]);
+  __m512i high = _mm512_packs_epi32(r[2], r[3]);
+  if constexpr (kZeroPointOnWords) {
+    low = _mm512_adds_epi16(low, zero_point_words);
+    high = _mm512_adds_epi16(high, zero_point_words);
+  }
+  const __m512i bytes =
+      D == DType::u8 ? _mm512_packus_epi16(low, high) : _mm512_packs_epi16(low, high);
+  // Each 128-bit lane l now holds dwords (r0[l], r1[l], r2[l], r3[l]) of 4 channels each.
+  return _mm512_permutexvar_epi32(
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
+}
+
+// Stores the first `channels` (1 to kVectors·16) of a row's stage results r[0 .. kVectors) as
+// dtype D at element `at` of `output` (the row's first channel). zero_point_words: zy in every
+// 16-bit word, read only under kZeroPointOnWords<K, D, kVectors> (the caller's apply left zy out).
+template <SchemeKind K, DType D, int kVectors>
+[[gnu::always_inline]] inline void store_row(void* output, std::int64_t at, std::int32_t channels,
+                                             const __m512i (&r)[4], __m512i zero_point_words) {
+  constexpr bool kOnWords = kZeroPointOnWords<K, D, kVectors>;
+  // Element `at` of a byte or s32 output.
+  void* const out = D == DType::s32 ? static_cast<void*>(static_cast<std::int32_t*>(output) + at)
+                                    : static_cast<void*>(static_cast<std::int8_t*>(output) + at);
+  if constexpr (D == DType::s32) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) {
+      _mm512_mask_storeu_epi32(static_cast<std::int32_t*>(out) + j * 16, channel_mask(channels, j),
+                               r[j]);
+    }
+  } else if constexpr (kVectors == 4) {
+    const __mmask64 mask = (~std::uint64_t{0}) >> (64 - channels);
+    _mm512_mask_storeu_epi8(out, mask, pack_bytes<D, kOnWords>(r, zero_point_words));
+  } else if constexpr (kVectors == 2) {  // the packs of pack_bytes: 3 shuffles, not 4 (+ 2 max)
+    const __mmask32 mask = (~std::uint32_t{0}) >> (32 - channels);
+    _mm256_mask_storeu_epi8(out, mask,
+                            _mm512_castsi512_si256(pack_bytes<D, kOnWords>({r[0], r[1], r[0], r[1]},
+                                                                           zero_point_words)));
+  } else {
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) {
+      auto* to = static_cast<std::int8_t*>(out) + j * 16;
+      if constexpr (D == DType::u8) {  // vpmovusdb reads unsigned: negatives first to 0
+        _mm512_mask_cvtusepi32_storeu_epi8(to, channel_mask(channels, j),
+                                           _mm512_max_epi32(r[j], _mm512_setzero_si512()));
+      } else {
+        _mm512_mask_cvtsepi32_storeu_epi8(to, channel_mask(channels, j), r[j]);
+      }
+    }
+  }
+}
+
+}  // namespace qconv::detail::avx512_vnni::row_stores
