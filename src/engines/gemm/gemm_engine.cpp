@@ -267,12 +267,14 @@ class GemmKernel final : public PreparedKernel {
     depthwise_weights_ = {};
     epilogue_ = kernels.epilogue(d.scheme.kind, d.output_dtype);
     // Flat runs (KernelSet::flat_run) where the tiles' sums are already exact and every pixel's
-    // input follows the last: no weight zero point (its window sums), no AMX blocks (their terms),
-    // no groups sharing a panel, the common forms of weights and input.
-    if (kernels.flat_run != nullptr && path_ == Path::flat && !strided && !amx_ &&
-        !needs_window_sums_ && groups_per_panel_ == 1 && widened_.empty() && !widened_input()) {
+    // input follows the last (a 1x1 layer's pixels, or an im2col run's gathered windows): no
+    // weight zero point (its window sums), no AMX blocks (their terms), no groups sharing a panel,
+    // the common forms of weights and input.
+    const bool runs_of_rows = (path_ == Path::flat && !strided) || path_ == Path::im2col;
+    if (kernels.flat_run != nullptr && runs_of_rows && !amx_ && !needs_window_sums_ &&
+        groups_per_panel_ == 1 && widened_.empty() && !widened_input()) {
       for (int v = 1; v <= 4; ++v) {
-        if (v == 4 && tap_bytes_ >= kFlatRunFullPanelBelowK) break;
+        if (v == 4 && tap_stride() >= kFlatRunFullPanelBelowK) break;
         flat_runs_[static_cast<std::size_t>(v)] =
             kernels.flat_run(d.scheme.kind, d.output_dtype, v);
       }
@@ -995,7 +997,8 @@ class GemmKernel final : public PreparedKernel {
       const bool strided = (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
       if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
         if (const FlatRunKernel run = flat_runs_[static_cast<std::size_t>(pr.vectors)]) {
-          run_flat(pr, run, begin, end);
+          run_flat(pr, run, static_cast<const std::uint8_t*>(ctx.input) + begin * pixel_bytes_,
+                   pixel_bytes_, begin, end - begin);
           return;
         }
         // Row i reads pixel at + i alone: its window sum is that pixel's.
@@ -1076,6 +1079,11 @@ class GemmKernel final : public PreparedKernel {
           widen_bytes(gathered, bytes, wide);
           std::fill(wide + bytes, wide + bytes + 32, std::uint16_t{0});
           rows_in = reinterpret_cast<const std::uint8_t*>(wide);
+        }
+        if (const FlatRunKernel run = flat_runs_[static_cast<std::size_t>(pr.vectors)]) {
+          run_flat(pr, run, rows_in, im2col_stride(), first_pixel + x0, pixels);
+          first = last;
+          continue;
         }
         for (std::size_t t = first; t < last; ++t) {
           const auto [x, rows] = column_tiles_[t];
@@ -1226,17 +1234,20 @@ class GemmKernel final : public PreparedKernel {
   }
 
   // Output pixels [begin, end) of the flat path in one flat run of the panel.
-  void run_flat(const PanelRun& pr, FlatRunKernel run, std::int64_t begin, std::int64_t end) const {
+  // Output pixels first_pixel .. first_pixel + pixels − 1 as one flat run whose rows are at `rows`
+  // (a pixel's input, or its gathered window), row_bytes apart.
+  void run_flat(const PanelRun& pr, FlatRunKernel run, const std::uint8_t* rows,
+                std::int64_t row_bytes, std::int64_t first_pixel, std::int64_t pixels) const {
     const std::size_t element = element_size(problem_.desc().output_dtype);
-    run({static_cast<const std::uint8_t*>(pr.ctx.input) + begin * pixel_bytes_ + pr.input_offset,
-         pixel_bytes_, static_cast<std::int32_t>(end - begin),
+    run({rows + pr.input_offset, row_bytes, static_cast<std::int32_t>(pixels),
          static_cast<std::int32_t>(tap_bytes_),
          packed_.data() + panel_offsets_[static_cast<std::size_t>(pr.panel)],
-         // The constant term of pattern 0 (a 1x1 unpadded layer has no other), as run_tile's.
+         // The constant term of pattern 0 (a 1x1 unpadded layer, or an im2col run, has no other),
+         // as run_tile's.
          pr.ctx.input_zero_point != 0 ? pattern_sums_.data() + pr.panel * kPanelWidth : nullptr,
          pr.ctx.input_zero_point, pr.channels, pr.first_channel,
          static_cast<std::byte*>(pr.ctx.output) +
-             static_cast<std::size_t>(begin * out_channels_ + pr.first_channel) * element,
+             static_cast<std::size_t>(first_pixel * out_channels_ + pr.first_channel) * element,
          out_channels_ * column_step_},
         pr.stage);
   }
