@@ -266,13 +266,14 @@ class GemmKernel final : public PreparedKernel {
     tap_sums_ = {};
     depthwise_weights_ = {};
     epilogue_ = kernels.epilogue(d.scheme.kind, d.output_dtype);
-    // Flat runs (KernelSet::flat_run) where the tiles' sums are already exact and every pixel's
-    // input follows the last (a 1x1 layer's pixels, or an im2col run's gathered windows): no
-    // weight zero point (its window sums), no AMX blocks (their terms), no groups sharing a panel,
-    // the common forms of weights and input.
+    // Flat runs (KernelSet::flat_run) where every pixel's input follows the last (a 1x1 layer's
+    // pixels, or an im2col run's gathered windows) and the sums need no correction but a weight
+    // zero point's from whole pixels' sums: no AMX blocks (their terms), no groups sharing a
+    // panel, the common forms of weights and input.
     const bool runs_of_rows = (path_ == Path::flat && !strided) || path_ == Path::im2col;
-    if (kernels.flat_run != nullptr && runs_of_rows && !amx_ && !needs_window_sums_ &&
-        groups_per_panel_ == 1 && widened_.empty() && !widened_input()) {
+    if (kernels.flat_run != nullptr && runs_of_rows && !amx_ &&
+        (!needs_window_sums_ || pixel_window_sums_) && groups_per_panel_ == 1 && widened_.empty() &&
+        !widened_input()) {
       for (int v = 1; v <= 4; ++v) {
         if (v == 4 && tap_stride() >= kFlatRunFullPanelBelowK) break;
         flat_runs_[static_cast<std::size_t>(v)] =
@@ -998,7 +999,8 @@ class GemmKernel final : public PreparedKernel {
       if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
         if (const FlatRunKernel run = flat_runs_[static_cast<std::size_t>(pr.vectors)]) {
           run_flat(pr, run, static_cast<const std::uint8_t*>(ctx.input) + begin * pixel_bytes_,
-                   pixel_bytes_, begin, end - begin);
+                   pixel_bytes_, begin, end - begin,
+                   pr.pixel_sums != nullptr ? pr.pixel_sums + begin : nullptr);
           return;
         }
         // Row i reads pixel at + i alone: its window sum is that pixel's.
@@ -1081,7 +1083,7 @@ class GemmKernel final : public PreparedKernel {
           rows_in = reinterpret_cast<const std::uint8_t*>(wide);
         }
         if (const FlatRunKernel run = flat_runs_[static_cast<std::size_t>(pr.vectors)]) {
-          run_flat(pr, run, rows_in, im2col_stride(), first_pixel + x0, pixels);
+          run_flat(pr, run, rows_in, im2col_stride(), first_pixel + x0, pixels, row_sums);
           first = last;
           continue;
         }
@@ -1233,11 +1235,12 @@ class GemmKernel final : public PreparedKernel {
                              d.pad_left, static_cast<std::uint8_t>(ctx.input_zero_point)});
   }
 
-  // Output pixels [begin, end) of the flat path in one flat run of the panel.
   // Output pixels first_pixel .. first_pixel + pixels − 1 as one flat run whose rows are at `rows`
-  // (a pixel's input, or its gathered window), row_bytes apart.
+  // (a pixel's input, or its gathered window), row_bytes apart; window_sums: their sums of bytes,
+  // with a weight zero point.
   void run_flat(const PanelRun& pr, FlatRunKernel run, const std::uint8_t* rows,
-                std::int64_t row_bytes, std::int64_t first_pixel, std::int64_t pixels) const {
+                std::int64_t row_bytes, std::int64_t first_pixel, std::int64_t pixels,
+                const std::int32_t* window_sums) const {
     const std::size_t element = element_size(problem_.desc().output_dtype);
     run({rows + pr.input_offset, row_bytes, static_cast<std::int32_t>(pixels),
          static_cast<std::int32_t>(tap_bytes_),
@@ -1248,7 +1251,8 @@ class GemmKernel final : public PreparedKernel {
          pr.ctx.input_zero_point, pr.channels, pr.first_channel,
          static_cast<std::byte*>(pr.ctx.output) +
              static_cast<std::size_t>(first_pixel * out_channels_ + pr.first_channel) * element,
-         out_channels_ * column_step_},
+         out_channels_ * column_step_, window_sums, zero_points_.data() + pr.panel * kPanelWidth,
+         uniform_zero_point_},
         pr.stage);
   }
 

@@ -221,11 +221,11 @@ struct TileOutput {
 using EpilogueKernel = void (*)(const TileOutput&, const StageView&);
 
 // A run of consecutive output pixels of a 1x1, stride-1, unpadded layer (the planner's flat path)
-// times one panel: register tiles whose exact sums go through the output stage in registers,
-// straight to the output, in one call for the whole run (a tile per call and its sums stored and
-// read back by an epilogue cost more than the multiplies where K is small). Pixel p reads
-// `channels` bytes at input + p · pixel_bytes. The sums must be exact without corrections: no
-// weight zero point (window sums), no AMX terms.
+// or of a first layer's gathered windows (im2col) times one panel: register tiles whose exact sums
+// go through the output stage in registers, straight to the output, in one call for the whole run
+// (a tile per call and its sums stored and read back by an epilogue cost more than the
+// multiplies where K is small). Pixel p reads `channels` bytes at input + p · pixel_bytes. The
+// sums are exact once a weight zero point's zw'·Σx is taken off (window_sums): no AMX terms.
 struct FlatRun {
   const std::uint8_t* input;  // pixel 0, at the panel's group's first input channel
   std::int64_t pixel_bytes;   // bytes from one pixel to the next
@@ -238,6 +238,12 @@ struct FlatRun {
   std::int64_t channel;          // the panel's first output channel
   void* output;                  // pixel 0, the panel's first channel
   std::int64_t output_stride;    // elements from one pixel to the next
+  // A weight zero point: per pixel of the run the sum of its input bytes (null: none), and zw' per
+  // lane of the panel; the sums then take zw'·Σx off (with uniform_weight_zero_point,
+  // weight_zero_points[0] for every lane).
+  const std::int32_t* window_sums;
+  const std::int32_t* weight_zero_points;
+  bool uniform_weight_zero_point;
 };
 using FlatRunKernel = void (*)(const FlatRun&, const StageView&);
 

@@ -31,6 +31,34 @@ inline constexpr int kFlatRows = K == SchemeKind::onnx || K == SchemeKind::tvm
                                         : kVectors == 3 ? 6
                                                         : 5);
 
+// acc −= zw'·Σx for rows [first, first + rows) of the run (the rows past them repeat its last).
+template <int kRows, int kVectors>
+[[gnu::always_inline]] inline void take_window_sums(__m512i (&acc)[kRows][kVectors],
+                                                    const FlatRun& run, std::int32_t first,
+                                                    std::int32_t rows) {
+  if (run.uniform_weight_zero_point) {  // one product per row
+    const auto zw = static_cast<std::uint32_t>(run.weight_zero_points[0]);
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; ++i) {
+      const auto sum =
+          static_cast<std::uint32_t>(run.window_sums[first + (i < rows ? i : rows - 1)]);
+      const __m512i term = _mm512_set1_epi32(static_cast<int>(zw * sum));
+#pragma GCC unroll 4
+      for (int j = 0; j < kVectors; ++j) acc[i][j] = _mm512_sub_epi32(acc[i][j], term);
+    }
+    return;
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < kVectors; ++j) {
+    const __m512i zw = _mm512_loadu_si512(run.weight_zero_points + 16 * j);
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; ++i) {
+      const __m512i sum = _mm512_set1_epi32(run.window_sums[first + (i < rows ? i : rows - 1)]);
+      acc[i][j] = _mm512_sub_epi32(acc[i][j], _mm512_mullo_epi32(zw, sum));
+    }
+  }
+}
+
 template <SchemeKind K, DType D, int kVectors, bool kSaturatedLow>
 void flat_run(const FlatRun& run, const StageView& s) {
   // The walk in locals. The stage and the input zero point are read from memory once per tile,
@@ -64,6 +92,7 @@ void flat_run(const FlatRun& run, const StageView& s) {
     register_tile::start(acc, nullptr, 0);
     register_tile::add_tap(acc, row, weights, channels);
     register_tile::add_start(acc, zero_point_sums, run.input_zero_point);
+    if (run.window_sums != nullptr) take_window_sums(acc, run, first, rows);
     // Nor may the compiler move the stage's loads up above the multiplies (no store between).
     asm volatile("" ::: "memory");
     const StageView stage = s;
