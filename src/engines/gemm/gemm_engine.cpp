@@ -857,10 +857,11 @@ class GemmKernel final : public PreparedKernel {
     if (pixel_tiles_) plan_border_tiles();
   }
 
-  // Pixel tiles: per tile of max_rows_ output pixels (of an image), −1 where every pixel has every
-  // tap, else where its list starts in border_offsets_: per tap of the full pattern and row, the
-  // byte offset from the image's first pixel that the row reads, or −1 (a padded tap). Made once:
-  // every panel and every call reads the same lists.
+  // Pixel tiles: per tile of max_rows_ output pixels (of an image), its rows' window origins in
+  // tile_origins_ (input pixels from the image's first; a short last tile repeats its last), and
+  // −1 where every pixel has every tap, else where its list starts in border_offsets_: per tap of
+  // the full pattern and row, the byte offset from the image's first pixel that the row reads, or
+  // −1 (a padded tap). Made once: every panel and every call reads the same lists.
   void plan_border_tiles() {
     const auto& d = problem_.desc();
     const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(full_pattern_)];
@@ -868,10 +869,12 @@ class GemmKernel final : public PreparedKernel {
     for (std::int64_t at = 0; at < pixels; at += max_rows_) {
       const std::int64_t rows = std::min<std::int64_t>(max_rows_, pixels - at);
       bool padded = false;
-      for (std::int64_t i = 0; i < rows; ++i) {
-        const auto y = static_cast<std::size_t>((at + i) / out_w_);
-        const auto x = static_cast<std::size_t>((at + i) % out_w_);
-        padded = padded || !full_rows_[y] || !full_columns_[x];
+      for (std::int64_t i = 0; i < max_rows_; ++i) {
+        const std::int64_t y = (at + std::min(i, rows - 1)) / out_w_;
+        const std::int64_t x = (at + std::min(i, rows - 1)) % out_w_;
+        padded = padded || !full_rows_[static_cast<std::size_t>(y)] ||
+                 !full_columns_[static_cast<std::size_t>(x)];
+        tile_origins_.push_back((y * stride_h_ - pad_top_) * in_w_ + x * stride_w_ - pad_left_);
       }
       if (!padded) {
         border_tiles_.push_back(-1);
@@ -1156,11 +1159,9 @@ class GemmKernel final : public PreparedKernel {
       std::int32_t* window_sums = pr.pixel_sums != nullptr ? sums : nullptr;
       if (listed < 0) {
         std::int64_t offsets[kMaxTileRows];
+        const std::int64_t* origins = tile_origins_.data() + at;  // tiles are max_rows_ apart
         for (int i = 0; i < rows; ++i) {
-          const std::int64_t y = (at + i) / out_w_, x = (at + i) % out_w_;
-          // the window's first input pixel
-          const std::int64_t origin =
-              (n * in_h_ + y * stride_h_ - pad_top_) * in_w_ + x * stride_w_ - pad_left_;
+          const std::int64_t origin = n * image_pixels + origins[i];  // the window's first pixel
           offsets[i] = origin * pixel_bytes_;
           if (window_sums != nullptr)
             sum_windows(pr.pixel_sums, origin, 1, full_pattern_, 1, sums + i);
@@ -1435,7 +1436,7 @@ class GemmKernel final : public PreparedKernel {
   bool pixel_tiles_ = false;
   std::int64_t full_pattern_ = 0;
   std::vector<bool> full_rows_, full_columns_;
-  std::vector<std::int64_t> border_tiles_, border_offsets_;  // plan_border_tiles
+  std::vector<std::int64_t> tile_origins_, border_tiles_, border_offsets_;  // plan_border_tiles
   std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;
