@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,19 @@ ProblemDesc depthwise_desc(Rng& rng, const Geometry& g, std::int64_t batch, bool
   return d;
 }
 
+// Each shape in four rounds of random values: batch 1 and 2, zero points at their extremes or
+// not, 1 and 2 threads.
+void expect_rounds_exact(const std::string& engine, Rng& rng, std::span<const Geometry> shapes) {
+  for (const Geometry& g : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      const RandomCase rc =
+          test::random_case_for(rng, depthwise_desc(rng, g, 1 + round % 2, round % 2 == 0));
+      expect_exact(engine, rc, 1 + round / 2);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 class DepthwiseConformance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DepthwiseConformance, EdgesOfTheFourTapKernel) {
@@ -129,14 +143,7 @@ TEST_P(DepthwiseConformance, EdgesOfTheFourTapKernel) {
       {16, 3, 3, 5, 2, 2, 2, 2, 1, 0, 0, 0, 0, true, 0},
       {2, 1, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, 0},
   };
-  for (const Geometry& g : shapes) {
-    for (int round = 0; round < 4; ++round) {
-      const RandomCase rc =
-          test::random_case_for(rng, depthwise_desc(rng, g, 1 + round % 2, round % 2 == 0));
-      expect_exact(GetParam(), rc, 1 + round / 2);
-      if (HasFatalFailure()) return;
-    }
-  }
+  expect_rounds_exact(GetParam(), rng, shapes);
 }
 
 // Layers with work enough for two threads (the kernel runs small ones on one: kMinMacsPerThread),
@@ -150,16 +157,7 @@ TEST_P(DepthwiseConformance, LayersLargeEnoughForTwoThreads) {
       {40, 1, 40, 41, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0},
       {24, 2, 50, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
   };
-  for (const Geometry& g : shapes) {
-    for (int round = 0; round < 2; ++round) {
-      const RandomCase rc =
-          test::random_case_for(rng, depthwise_desc(rng, g, 1 + round, round == 1));
-      expect_exact(GetParam(), rc, 2);
-      if (HasFatalFailure()) return;
-      expect_exact(GetParam(), rc, 1);
-      if (HasFatalFailure()) return;
-    }
-  }
+  expect_rounds_exact(GetParam(), rng, shapes);
 }
 
 // Every dtype pair and zero point extreme on a 3x3 layer whose channels fill one 64-lane block and

@@ -84,17 +84,43 @@ qconv::Problem resnet_3x3(bool has_bias) {
   return qconv::Problem(d);
 }
 
-// (with a bias, threads): a negative thread count stands for a host pool of that many threads
-// (RunOptions::pool), made before counting starts, as a host's pool is.
+// The thread counts the tests run with: a negative count stands for a host pool of that many
+// threads (RunOptions::pool), made before counting starts, as a host's pool is.
+auto thread_counts() {
+#if QCONV_WITH_PTHREADPOOL
+  return ::testing::Values(1, 2, -1, -2, -3);
+#else
+  return ::testing::Values(1, 2);
+#endif
+}
+
+// The run options for a thread count of thread_counts(), with its host pool when negative.
+class Threads {
+ public:
+  explicit Threads(int threads) {
+    options_.threads = std::max(threads, 1);
+#if QCONV_WITH_PTHREADPOOL
+    if (threads < 0) pool_.reset(pthreadpool_create(static_cast<std::size_t>(-threads)));
+    options_.pool = pool_.get();
+#endif
+  }
+  const qconv::RunOptions& options() const { return options_; }
+
+ private:
+#if QCONV_WITH_PTHREADPOOL
+  std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool_{nullptr, &pthreadpool_destroy};
+#endif
+  qconv::RunOptions options_;
+};
+
+// (with a bias, threads)
 class ExecuteAllocations : public ::testing::TestWithParam<std::tuple<bool, int>> {};
 
 TEST_P(ExecuteAllocations, NoneAfterTheFirstCall) {
   const auto [with_bias, threads] = GetParam();
+  const Threads on(threads);
 #if QCONV_WITH_PTHREADPOOL
-  const std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool(
-      threads < 0 ? pthreadpool_create(static_cast<std::size_t>(-threads)) : nullptr,
-      &pthreadpool_destroy);
-  ASSERT_EQ(threads < 0, pool != nullptr);
+  ASSERT_EQ(threads < 0, on.options().pool != nullptr);
 #endif
   const qconv::Problem problem = resnet_3x3(with_bias);
   const auto weights = random_bytes(kChannels * 9 * kChannels, 1, 200);
@@ -113,11 +139,7 @@ TEST_P(ExecuteAllocations, NoneAfterTheFirstCall) {
                                      {1, kSize, kSize, kChannels});
   const qconv::TensorView output(std::span<std::uint8_t>(y), DType::u8, Layout::NHWC,
                                  {1, kSize, kSize, kChannels});
-  qconv::RunOptions options;
-  options.threads = std::max(threads, 1);
-#if QCONV_WITH_PTHREADPOOL
-  options.pool = pool.get();
-#endif
+  const qconv::RunOptions& options = on.options();
 
   plan.execute(input, output, bias, options);  // the first call may start the pool's workers
   const auto first = y;
@@ -142,11 +164,7 @@ TEST_P(ExecuteAllocations, NoneAfterTheFirstCall) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BiasAndThreads, ExecuteAllocations,
-#if QCONV_WITH_PTHREADPOOL
-                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2, -1, -3)));
-#else
-                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2)));
-#endif
+                         ::testing::Combine(::testing::Bool(), thread_counts()));
 
 // Layers whose parallel bodies each use scratch of their own, with work for several threads: a
 // depthwise 3x3 (interleaved input columns per body) and an s8 NCHW input to a 3x3 convolution
@@ -157,10 +175,9 @@ class WorkerScratchAllocations : public ::testing::TestWithParam<std::tuple<bool
 
 TEST_P(WorkerScratchAllocations, NoneAfterTheFirstCall) {
   const auto [depthwise, threads] = GetParam();
+  const Threads on(threads);
 #if QCONV_WITH_PTHREADPOOL
-  const std::unique_ptr<pthreadpool, decltype(&pthreadpool_destroy)> pool(
-      threads < 0 ? pthreadpool_create(static_cast<std::size_t>(-threads)) : nullptr,
-      &pthreadpool_destroy);
+  ASSERT_EQ(threads < 0, on.options().pool != nullptr);
 #endif
   constexpr std::int64_t kSide = 56, kDepth = 64;
   qconv::ProblemDesc d;
@@ -185,11 +202,7 @@ TEST_P(WorkerScratchAllocations, NoneAfterTheFirstCall) {
                                      d.input_layout, problem.input_shape());
   const qconv::TensorView output(std::span<std::uint8_t>(y), DType::u8, Layout::NHWC,
                                  problem.output_shape());
-  qconv::RunOptions options;
-  options.threads = std::max(threads, 1);
-#if QCONV_WITH_PTHREADPOOL
-  options.pool = pool.get();
-#endif
+  const qconv::RunOptions& options = on.options();
   plan.execute(input, output, {}, options);
   const auto first = y;
   allocations = 0;
@@ -201,11 +214,7 @@ TEST_P(WorkerScratchAllocations, NoneAfterTheFirstCall) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DepthwiseOrNchwAndThreads, WorkerScratchAllocations,
-#if QCONV_WITH_PTHREADPOOL
-                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2, -2, -3)));
-#else
-                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2)));
-#endif
+                         ::testing::Combine(::testing::Bool(), thread_counts()));
 
 // The checks still run in full on the allocation-free path: a bad call gets the whole message.
 TEST(ExecuteChecks, StillNameTheFieldValueAndRule) {
