@@ -1025,7 +1025,7 @@ class GemmKernel final : public PreparedKernel {
         return;
       }
       // The output pixel's column, row and image, stepped along (divisions per row and panel
-      // cost a quarter of ResNet-50's 56x56 stride-2 1x1 layer).
+      // cost about a tenth of ResNet-50's 56x56 stride-2 1x1 layer).
       std::int64_t x = begin % out_w_, y = begin / out_w_ % out_h_, n = begin / (out_w_ * out_h_);
       for (std::int64_t at = begin; at < end; at += max_rows_) {
         const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
