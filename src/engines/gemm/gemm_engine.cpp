@@ -801,7 +801,7 @@ class GemmKernel final : public PreparedKernel {
     const bool narrow_output =
         out_w_ < 2 * max_rows_ ||
         (out_w_ <= kMaxPixelTileWidth && d.kernel_h * d.kernel_w * steps_ >= kMinPixelTileSteps);
-    pixel_tiles_ = kernels_.tap_row_pointers && !depthwise_ && !amx_ && narrow_output &&
+    pixel_tiles_ = kernels_.takes_tap_row_offsets && !depthwise_ && !amx_ && narrow_output &&
                    d.kernel_h * d.kernel_w <= kMaxRedirectedTaps && !phased_;
     if (pixel_tiles_) {
       const auto kind_of = [](auto& ranges, TapRange full) {

@@ -61,7 +61,7 @@ struct GemmTile {
   // Out: per row, the sum of the input values read; null when not needed. Never asked of a kernel
   // set with sum_pixels (the planner adds the sums up from those).
   std::int32_t* window_sums;
-  // When not null (kernel sets with tap_row_pointers only): row i reads tap k at
+  // When not null (kernel sets with takes_tap_row_offsets only): row i reads tap k at
   // input + tap_row_offsets[k * tap_rows_stride + i] + first_row, instead of input + first_row +
   // tap_offsets[k] + row i's offset; or, where that offset is −1, at padding_row + first_row. A
   // tile of pixels with different padding then runs as one: their padded taps read a row of
@@ -283,7 +283,7 @@ struct KernelSet {
   GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums, GroupedLanes lanes);
   // The GEMM and grouped tiles take GemmTile::tap_row_offsets (false: the planner never passes
   // them).
-  bool tap_row_pointers = false;
+  bool takes_tap_row_offsets = false;
   // Per pixel of an NHWC byte tensor, the sum of its first `channels` bytes (pixels `pixel_bytes`
   // apart) into out[pixel]. With it the planner adds up a weight zero point's window sums from
   // these, once per call, instead of each tile summing its windows' bytes again for every panel

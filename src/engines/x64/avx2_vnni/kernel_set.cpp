@@ -26,7 +26,7 @@ const gemm::KernelSet& kernel_set() {
       .amx_end = nullptr,
       .amx_block = nullptr,
       .grouped_tile = nullptr,
-      .tap_row_pointers = false,
+      .takes_tap_row_offsets = false,
   };
   return kernels;
 }

@@ -28,7 +28,7 @@ const gemm::KernelSet& kernel_set() {
       .amx_end = &amx_end,
       .amx_block = &amx_block,
       .grouped_tile = &grouped_tile_kernel,
-      .tap_row_pointers = true,
+      .takes_tap_row_offsets = true,
       .sum_pixels = &sum_pixels,
       .interleave_rows = &interleave_rows,
       .flat_run = &flat_run_kernel,
