@@ -20,6 +20,10 @@ if [[ -z "$sanitize" ]]; then
   build=build
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DQCONV_BUILD_TESTS=ON \
     -DQCONV_BUILD_TOOLS=ON -DQCONV_BUILD_PYTHON=ON -DPython_EXECUTABLE="$python"
+elif [[ "$sanitize" == address,undefined ]]; then
+  scripts/configure-asan.sh  # shared with the fuzzers: the library is instrumented once for both
+  build=build-address-undefined
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 else
   scripts/install-deps.sh --tests
   build="build-${sanitize//,/-}"

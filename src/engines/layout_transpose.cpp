@@ -123,6 +123,7 @@ void transpose_last_rows_as_dwords(const std::uint8_t* in, std::int64_t in_strid
 
 void transpose_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
                      std::int64_t out_stride, std::int64_t rows, std::int64_t cols) {
+  if (rows <= 0 || cols <= 0) return;  // nothing to move (and the pointers may be null)
 #if defined(__SSE2__)
   const std::int64_t full_rows = rows / kBlock * kBlock, full_cols = cols / kBlock * kBlock;
   std::int64_t c = 0;

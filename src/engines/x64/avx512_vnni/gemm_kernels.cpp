@@ -52,6 +52,59 @@ inline void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t 
   }
 }
 
+// The windows of `pixels` output pixels whose kernel rows are each at most kBytes long and whose
+// lines may each be read kBytes from every window's column (`column`, then `column_step` more
+// per pixel): each row loaded whole (with the bytes past it) and stored at its place, in
+// increasing order, so that each store overwrites what the one before wrote past its row; then
+// zeros from the window's end to its row's (`row_bytes`) end, by one store of `tail` bytes (the
+// buffer has 64 bytes of slack). Plain loads and stores, and no per-pixel bookkeeping: merging a
+// window's rows in a register by masked loads, pixel by pixel, took as long as the multiplies of
+// a 3x3 first layer on a CPU without AMX.
+template <int kBytes, int kTail>
+void copy_windows(std::uint8_t* out, std::int64_t row_bytes, std::int32_t pixels,
+                  const std::uint8_t* const* lines, std::int64_t kernel_rows, std::int64_t column,
+                  std::int64_t column_step, std::int64_t window_row, __m512i fill,
+                  std::int64_t used) {
+  for (std::int32_t i = 0; i < pixels; ++i, out += row_bytes, column += column_step) {
+    for (std::int64_t r = 0; r < kernel_rows; ++r) {
+      std::uint8_t* const to = out + r * window_row;
+      const std::uint8_t* const line = lines[r];  // null: the row is in the padding
+      if constexpr (kBytes == 16) {
+        const __m128i v = line != nullptr
+                              ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(line + column))
+                              : _mm512_castsi512_si128(fill);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(to), v);
+      } else if constexpr (kBytes == 32) {
+        const __m256i v = line != nullptr
+                              ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line + column))
+                              : _mm512_castsi512_si256(fill);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), v);
+      } else {
+        _mm512_storeu_si512(to, line != nullptr ? _mm512_loadu_si512(line + column) : fill);
+      }
+    }
+    if constexpr (kTail == 4) {
+      _mm_storeu_si32(out + used, _mm_setzero_si128());
+    } else {
+      _mm512_storeu_si512(out + used, _mm512_setzero_si512());
+    }
+  }
+}
+
+template <int kBytes>
+void copy_windows(std::uint8_t* out, std::int64_t row_bytes, std::int32_t pixels,
+                  const std::uint8_t* const* lines, std::int64_t kernel_rows, std::int64_t column,
+                  std::int64_t column_step, std::int64_t window_row, __m512i fill,
+                  std::int64_t used) {
+  if (row_bytes - used <= 4) {
+    copy_windows<kBytes, 4>(out, row_bytes, pixels, lines, kernel_rows, column, column_step,
+                            window_row, fill, used);
+  } else {
+    copy_windows<kBytes, 64>(out, row_bytes, pixels, lines, kernel_rows, column, column_step,
+                             window_row, fill, used);
+  }
+}
+
 }  // namespace
 
 void gather_windows(const WindowGather& g) {
@@ -69,6 +122,14 @@ void gather_windows(const WindowGather& g) {
                    : g.input + (g.n * g.in_height + h) * g.in_width * g.channels;
   }
   const bool short_rows = window_row <= 64 && g.dilation_w == 1 && g.kernel_h <= kMaxKernelRows;
+  // Whole-row loads of this many bytes where they stay within the image (its lines are in
+  // increasing order: the last one in it bounds them all).
+  const int row_load = window_row <= 16 ? 16 : window_row <= 32 ? 32 : 64;
+  const std::uint8_t* const image_end = g.input + (g.n + 1) * g.in_height * g.in_width * g.channels;
+  const std::uint8_t* last_line = g.input;
+  for (std::int64_t r = 0; r < kernel_rows; ++r) {
+    if (lines[r] != nullptr) last_line = lines[r];
+  }
   const __mmask64 row_mask = (~std::uint64_t{0}) >> (64 - (window_row < 64 ? window_row : 64));
   // A whole window within 64 bytes (a 3x3 first layer): its kernel rows merged into one vector in
   // registers by masked loads, each filling the lanes its bytes occupy (lanes masked out are not
@@ -79,11 +140,43 @@ void gather_windows(const WindowGather& g) {
   __mmask64 row_lanes[kMaxKernelRows];
   for (std::int64_t r = 0; one_vector && r < g.kernel_h; ++r)
     row_lanes[r] = row_mask << (r * window_row);
-  for (std::int32_t i = 0; i < g.rows; ++i) {
+  // The pixels whose windows lie inside the input's width and whose whole-row loads stay within
+  // the image: a run in the middle of the row of pixels, copied by copy_windows.
+  const auto column_of = [&](std::int64_t i) { return (g.x + i) * g.stride_w - g.pad_left; };
+  const auto whole_rows = [&](std::int64_t i) {
+    const std::int64_t w0 = column_of(i);
+    return short_rows && w0 >= 0 && w0 + (g.kernel_w - 1) * g.dilation_w < g.in_width &&
+           last_line + w0 * g.channels + row_load <= image_end;
+  };
+  std::int32_t run_begin = 0, run_end = g.rows;
+  while (run_begin < run_end && !whole_rows(run_begin)) ++run_begin;
+  while (run_end > run_begin && !whole_rows(run_end - 1)) --run_end;
+  const auto copy_run = [&] {
+    std::uint8_t* const out = g.out + run_begin * g.row_bytes;
+    const std::int64_t column = column_of(run_begin) * g.channels;
+    const std::int64_t step = g.stride_w * g.channels;
+    const std::int32_t pixels = run_end - run_begin;
+    switch (row_load) {
+      case 16:
+        copy_windows<16>(out, g.row_bytes, pixels, lines, g.kernel_h, column, step, window_row,
+                         fill, used);
+        break;
+      case 32:
+        copy_windows<32>(out, g.row_bytes, pixels, lines, g.kernel_h, column, step, window_row,
+                         fill, used);
+        break;
+      default:
+        copy_windows<64>(out, g.row_bytes, pixels, lines, g.kernel_h, column, step, window_row,
+                         fill, used);
+    }
+  };
+  // Each pixel's stores may run past its row into the next one's: pixels in increasing order.
+  const auto copy_one = [&](std::int32_t i) {
     std::uint8_t* out = g.out + i * g.row_bytes;
-    const std::int64_t w0 = (g.x + i) * g.stride_w - g.pad_left;  // column of tap s = 0
+    const std::int64_t w0 = column_of(i);  // column of tap s = 0
     const std::int64_t w_last = w0 + (g.kernel_w - 1) * g.dilation_w;
-    if (one_vector && w0 >= 0 && w_last < g.in_width) {
+    const bool inside = w0 >= 0 && w_last < g.in_width;
+    if (one_vector && inside) {
       __m512i v = _mm512_setzero_si512();  // the bytes past the window stay 0
       for (std::int64_t r = 0; r < g.kernel_h; ++r) {
         // Lane l reads the kernel row's byte l − r·window_row: the address lies below the row
@@ -94,9 +187,9 @@ void gather_windows(const WindowGather& g) {
                                 : _mm512_mask_mov_epi8(v, row_lanes[r], fill);
       }
       _mm512_storeu_si512(out, v);
-      continue;
+      return;
     }
-    if (short_rows && w0 >= 0 && w_last < g.in_width) {  // one vector per kernel row
+    if (short_rows && inside) {  // one vector per kernel row
       for (std::int64_t r = 0; r < g.kernel_h; ++r) {
         const __m512i v = lines[r] != nullptr
                               ? _mm512_maskz_loadu_epi8(row_mask, lines[r] + w0 * g.channels)
@@ -104,7 +197,7 @@ void gather_windows(const WindowGather& g) {
         _mm512_storeu_si512(out + r * window_row, v);
       }
       _mm512_storeu_si512(out + used, _mm512_setzero_si512());
-      continue;
+      return;
     }
     for (std::int64_t r = 0; r < g.kernel_h; ++r) {
       std::uint8_t* dst = out + r * window_row;
@@ -116,13 +209,16 @@ void gather_windows(const WindowGather& g) {
       const std::uint8_t* line = g.input + (g.n * g.in_height + h) * g.in_width * g.channels;
       for (std::int64_t s = 0; s < g.kernel_w; ++s) {
         const std::int64_t w = w0 + s * g.dilation_w;
-        const bool inside = w >= 0 && w < g.in_width;
-        copy_bytes(dst + s * g.channels, inside ? line + w * g.channels : nullptr, g.channels,
+        const bool in_row = w >= 0 && w < g.in_width;
+        copy_bytes(dst + s * g.channels, in_row ? line + w * g.channels : nullptr, g.channels,
                    fill);
       }
     }
     copy_bytes(out + used, nullptr, g.row_bytes - used, _mm512_setzero_si512());
-  }
+  };
+  for (std::int32_t i = 0; i < run_begin; ++i) copy_one(i);
+  if (run_begin < run_end) copy_run();
+  for (std::int32_t i = run_end; i < g.rows; ++i) copy_one(i);
 }
 
 GemmTileKernel gemm_tile_kernel(int rows, int vectors) {
