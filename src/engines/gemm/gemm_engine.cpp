@@ -270,7 +270,14 @@ class GemmKernel final : public PreparedKernel {
     // pixels, or an im2col run's gathered windows) and the sums need no correction but a weight
     // zero point's from whole pixels' sums: no AMX blocks (their terms), no groups sharing a
     // panel, the common forms of weights and input.
-    const bool runs_of_rows = (path_ == Path::flat && !strided) || path_ == Path::im2col;
+    // A transposed layer whose every output pixel has one tap (its kernel its stride: UNet's
+    // 2x2/s2): the positions of one output row and column phase read consecutive input pixels,
+    // flat runs too (run_phase_runs).
+    phase_runs_ = phased_ && !pattern_taps_.empty() &&
+                  std::all_of(pattern_taps_.begin(), pattern_taps_.end(),
+                              [](const auto& taps) { return taps.second == 1; });
+    const bool runs_of_rows =
+        (path_ == Path::flat && !strided) || path_ == Path::im2col || phase_runs_;
     if (kernels.flat_run != nullptr && runs_of_rows && !amx_ &&
         (!needs_window_sums_ || pixel_window_sums_) && groups_per_panel_ == 1 && widened_.empty() &&
         !widened_input()) {
@@ -1103,6 +1110,12 @@ class GemmKernel final : public PreparedKernel {
       }
       return;
     }
+    if (phase_runs_) {
+      if (const FlatRunKernel run = flat_runs_[static_cast<std::size_t>(pr.vectors)]) {
+        run_phase_runs(pr, run, n, y, first_pixel);
+        return;
+      }
+    }
     const std::int64_t origin_row = (n * in_h_ + y * stride_h_ - pad_top_) * in_w_;
     for (std::size_t t = 0; t < column_tiles_.size(); ++t) {
       const auto [x, rows] = column_tiles_[t];
@@ -1123,6 +1136,29 @@ class GemmKernel final : public PreparedKernel {
       run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin * pixel_bytes_,
                step * pixel_bytes_, nullptr, pattern, rows, first_pixel + x, nullptr,
                pr.pixel_sums != nullptr ? sums : nullptr);
+    }
+  }
+
+  // Output row y of image n (its first pixel first_pixel) of a layer with phase runs: the column
+  // tiles of one pattern that follow each other (column_step_ apart) merged into one flat run
+  // over the consecutive input pixels they read.
+  void run_phase_runs(const PanelRun& pr, FlatRunKernel run, std::int64_t n, std::int64_t y,
+                      std::int64_t first_pixel) const {
+    const auto* input = static_cast<const std::uint8_t*>(pr.ctx.input);
+    const std::int64_t row_pattern = row_pattern_[static_cast<std::size_t>(y)] * column_kinds_;
+    for (std::size_t t = 0; t < column_tiles_.size();) {
+      const auto [x, rows] = column_tiles_[t];
+      std::int64_t pixels = rows;
+      std::size_t next = t + 1;
+      while (next < column_tiles_.size() && column_pattern_[next] == column_pattern_[t] &&
+             column_tiles_[next].first == x + pixels * column_step_) {
+        pixels += column_tiles_[next++].second;
+      }
+      const std::int64_t pattern = row_pattern + column_pattern_[t];
+      const std::int64_t origin = phase_origin(n, y, x, pattern);
+      run_flat(pr, run, input + origin * pixel_bytes_, pixel_bytes_, first_pixel + x, pixels,
+               pr.pixel_sums != nullptr ? pr.pixel_sums + origin : nullptr, pattern);
+      t = next;
     }
   }
 
@@ -1243,16 +1279,21 @@ class GemmKernel final : public PreparedKernel {
   // Output pixels first_pixel .. first_pixel + pixels − 1 as one flat run whose rows are at `rows`
   // (a pixel's input, or its gathered window), row_bytes apart; window_sums: their sums of bytes,
   // with a weight zero point.
+  // A flat run of pattern `pattern`'s one tap (a 1x1 unpadded layer, or an im2col run, has only
+  // pattern 0; a transposed layer's phase runs, one per phase).
   void run_flat(const PanelRun& pr, FlatRunKernel run, const std::uint8_t* rows,
                 std::int64_t row_bytes, std::int64_t first_pixel, std::int64_t pixels,
-                const std::int32_t* window_sums) const {
+                const std::int32_t* window_sums, std::int64_t pattern = 0) const {
     const std::size_t element = element_size(problem_.desc().output_dtype);
+    const std::int64_t tap = pattern_taps_[static_cast<std::size_t>(pattern)].first;
     run({rows + pr.input_offset, row_bytes, static_cast<std::int32_t>(pixels),
          static_cast<std::int32_t>(tap_bytes_),
-         packed_.data() + panel_offsets_[static_cast<std::size_t>(pr.panel)],
-         // The constant term of pattern 0 (a 1x1 unpadded layer, or an im2col run, has no other),
-         // as run_tile's.
-         pr.ctx.input_zero_point != 0 ? pattern_sums_.data() + pr.panel * kPanelWidth : nullptr,
+         packed_.data() + panel_offsets_[static_cast<std::size_t>(pr.panel)] +
+             tap_steps_[static_cast<std::size_t>(tap)] * pr.vectors * 64,
+         // The constant term of the pattern, as run_tile's.
+         pr.ctx.input_zero_point != 0
+             ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
+             : nullptr,
          pr.ctx.input_zero_point, pr.channels, pr.first_channel,
          static_cast<std::byte*>(pr.ctx.output) +
              static_cast<std::size_t>(first_pixel * out_channels_ + pr.first_channel) * element,
@@ -1442,6 +1483,7 @@ class GemmKernel final : public PreparedKernel {
   EpilogueKernel epilogue_ = nullptr;
   // Per panel width in vectors (1 to 4): its flat run, or null (tiles and the epilogue).
   std::array<FlatRunKernel, 5> flat_runs_{};
+  bool phase_runs_ = false;       // a transposed layer's phases as flat runs (run_phase_runs)
   bool flat_run_panels_ = false;  // some panel has a flat run (its tasks are kFlatRunChunk long)
 };
 
