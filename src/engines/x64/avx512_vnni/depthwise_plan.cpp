@@ -59,9 +59,11 @@ std::int64_t floor_mod(std::int64_t a, std::int64_t b) { return a - floor_div(a,
 // Output pixels per register tile of the kernels: a run's buffer has columns for whole tiles.
 constexpr std::int64_t kTilePixels = 8;
 // Multiply-adds per thread below which a call uses fewer threads: a layer of a few microseconds
-// (MobileNetV2's 7x7x960) ran slower on two threads than on one, waking the second and building
-// the input columns both share.
-constexpr std::int64_t kMinMacsPerThread = std::int64_t{768} << 10;
+// (MobileNetV2's 7x7x960, 423K) ran slower on two threads than on one, waking the second and
+// building the input columns both share; from about 1M (its 56x56 s2 and 14x14x576 layers) two
+// gained (0.84-1.28x -> 1.18-1.33x oneDNN's two threads at 56x56 s2 on an AMD Zen 5; at 768K per
+// thread those ran on one).
+constexpr std::int64_t kMinMacsPerThread = std::int64_t{448} << 10;
 
 // One set of output columns: all of them (convolution), or x ≡ first_x mod stride_w (transposed).
 struct ColumnPhase {
