@@ -56,9 +56,9 @@ inline void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t 
 // lines may each be read kBytes from every window's column (`column`, then `column_step` more
 // per pixel): each row loaded whole (with the bytes past it) and stored at its place, in
 // increasing order, so that each store overwrites what the one before wrote past its row; then
-// zeros from the window's end to its row's (`row_bytes`) end, by one store of `tail` bytes (the
-// buffer has 64 bytes of slack). Plain loads and stores, and no per-pixel bookkeeping: merging a
-// window's rows in a register by masked loads, pixel by pixel, took as long as the multiplies of
+// zeros from the window's end (`used`) to its row's (`row_bytes`) end, by one store of kTail bytes
+// (the buffer has 64 bytes of slack). Plain loads and stores, and no per-pixel bookkeeping: merging
+// a window's rows in a register by masked loads, pixel by pixel, took as long as the multiplies of
 // a 3x3 first layer on a CPU without AMX.
 template <int kBytes, int kTail>
 void copy_windows(std::uint8_t* out, std::int64_t row_bytes, std::int32_t pixels,
@@ -131,11 +131,11 @@ void gather_windows(const WindowGather& g) {
     if (lines[r] != nullptr) last_line = lines[r];
   }
   const __mmask64 row_mask = (~std::uint64_t{0}) >> (64 - (window_row < 64 ? window_row : 64));
-  // A whole window within 64 bytes (a 3x3 first layer): its kernel rows merged into one vector in
-  // registers by masked loads, each filling the lanes its bytes occupy (lanes masked out are not
-  // read), and stored once. Storing each kernel row's 64 bytes where it goes instead makes
-  // overlapping stores that split cache lines, several per window. (With longer windows the
-  // merging's bookkeeping cost more than it saved: a 7x7 first layer.)
+  // The pixels copy_windows leaves (at the borders, or whose whole-row loads would pass the
+  // image's end) go one by one, reading nothing outside the input: a window within 64 bytes has
+  // its kernel rows merged into one vector by masked loads (each filling the lanes its bytes
+  // occupy; lanes masked out are not read) and stored once; rows of up to 64 bytes, a masked
+  // vector each; any other window, tap by tap.
   const bool one_vector = short_rows && used <= 64;
   __mmask64 row_lanes[kMaxKernelRows];
   for (std::int64_t r = 0; one_vector && r < g.kernel_h; ++r)
