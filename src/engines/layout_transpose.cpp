@@ -111,7 +111,13 @@ void transpose_last_rows_as_dwords(const std::uint8_t* in, std::int64_t in_strid
       switch (count) {
         case 1: scatter_dword_bytes<1>(dwords, n, to, out_stride); break;
         case 2: scatter_dword_bytes<2>(dwords, n, to, out_stride); break;
-        case 3: scatter_dword_bytes<3>(dwords, n, to, out_stride); break;
+        case 3:
+          if (out_stride == 3) {  // dense: the columns' bytes follow each other
+            avx512_vnni::pack_dwords_to_3_bytes(dwords, n, to);
+          } else {
+            scatter_dword_bytes<3>(dwords, n, to, out_stride);
+          }
+          break;
         default: scatter_dword_bytes<4>(dwords, n, to, out_stride); break;
       }
     }

@@ -120,4 +120,16 @@ void transpose_4x64_bytes_to_dwords(const std::uint8_t* in, std::int64_t in_stri
   _mm512_storeu_si512(out + 192, _mm512_shuffle_i32x4(lanes23_of_q01, lanes23_of_q23, 0xDD));
 }
 
+void pack_dwords_to_3_bytes(const std::uint8_t* dwords, int count, std::uint8_t* out) {
+  // Four dwords at a time, each 128-bit group's 12 bytes compacted by one shuffle and stored
+  // masked to those 12 (a byte-sized copy per pixel took most of a 3-channel image's transpose).
+  const __m128i compact = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+  for (int j = 0; j < count; j += 4) {
+    const int n = count - j < 4 ? count - j : 4;
+    const auto mask = static_cast<__mmask16>((1u << (3 * n)) - 1);
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dwords + 4 * j));
+    _mm_mask_storeu_epi8(out + 3 * j, mask, _mm_shuffle_epi8(v, compact));
+  }
+}
+
 }  // namespace qconv::detail::avx512_vnni

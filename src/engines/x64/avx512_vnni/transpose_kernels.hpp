@@ -20,5 +20,8 @@ void transpose_64x16_bytes(const std::uint8_t* in, std::int64_t in_stride, std::
 // which the 16-row blocks would leave to byte copies).
 void transpose_4x64_bytes_to_dwords(const std::uint8_t* in, std::int64_t in_stride, int rows,
                                     int cols, std::uint8_t* out);
+// out[3·j + b] = dwords[4·j + b] for b < 3, j < count (at most 64): the first three bytes of each
+// dword, packed (a 3-channel NCHW image's pixels to dense NHWC); nothing past out[3·count) written.
+void pack_dwords_to_3_bytes(const std::uint8_t* dwords, int count, std::uint8_t* out);
 
 }  // namespace qconv::detail::avx512_vnni
