@@ -276,6 +276,17 @@ class GemmKernel final : public PreparedKernel {
     phase_runs_ = phased_ && !pattern_taps_.empty() &&
                   std::all_of(pattern_taps_.begin(), pattern_taps_.end(),
                               [](const auto& taps) { return taps.second == 1; });
+    // The column tiles of one pattern that follow each other (column_step_ apart), merged.
+    for (std::size_t t = 0; phase_runs_ && t < column_tiles_.size(); ++t) {
+      const auto [x, rows] = column_tiles_[t];
+      const std::int64_t kind = column_pattern_[t];
+      if (!column_runs_.empty() && column_runs_.back().kind == kind &&
+          column_runs_.back().x + column_runs_.back().pixels * column_step_ == x) {
+        column_runs_.back().pixels += rows;
+      } else {
+        column_runs_.push_back({x, rows, kind});
+      }
+    }
     const bool runs_of_rows =
         (path_ == Path::flat && !strided) || path_ == Path::im2col || phase_runs_;
     if (kernels.flat_run != nullptr && runs_of_rows && !amx_ &&
@@ -1139,26 +1150,17 @@ class GemmKernel final : public PreparedKernel {
     }
   }
 
-  // Output row y of image n (its first pixel first_pixel) of a layer with phase runs: the column
-  // tiles of one pattern that follow each other (column_step_ apart) merged into one flat run
-  // over the consecutive input pixels they read.
+  // Output row y of image n (its first pixel first_pixel) of a layer with phase runs: a flat run
+  // per column run, over the consecutive input pixels it reads.
   void run_phase_runs(const PanelRun& pr, FlatRunKernel run, std::int64_t n, std::int64_t y,
                       std::int64_t first_pixel) const {
     const auto* input = static_cast<const std::uint8_t*>(pr.ctx.input);
     const std::int64_t row_pattern = row_pattern_[static_cast<std::size_t>(y)] * column_kinds_;
-    for (std::size_t t = 0; t < column_tiles_.size();) {
-      const auto [x, rows] = column_tiles_[t];
-      std::int64_t pixels = rows;
-      std::size_t next = t + 1;
-      while (next < column_tiles_.size() && column_pattern_[next] == column_pattern_[t] &&
-             column_tiles_[next].first == x + pixels * column_step_) {
-        pixels += column_tiles_[next++].second;
-      }
-      const std::int64_t pattern = row_pattern + column_pattern_[t];
-      const std::int64_t origin = phase_origin(n, y, x, pattern);
-      run_flat(pr, run, input + origin * pixel_bytes_, pixel_bytes_, first_pixel + x, pixels,
+    for (const ColumnRun& c : column_runs_) {
+      const std::int64_t pattern = row_pattern + c.kind;
+      const std::int64_t origin = phase_origin(n, y, c.x, pattern);
+      run_flat(pr, run, input + origin * pixel_bytes_, pixel_bytes_, first_pixel + c.x, c.pixels,
                pr.pixel_sums != nullptr ? pr.pixel_sums + origin : nullptr, pattern);
-      t = next;
     }
   }
 
@@ -1483,7 +1485,12 @@ class GemmKernel final : public PreparedKernel {
   EpilogueKernel epilogue_ = nullptr;
   // Per panel width in vectors (1 to 4): its flat run, or null (tiles and the epilogue).
   std::array<FlatRunKernel, 5> flat_runs_{};
-  bool phase_runs_ = false;       // a transposed layer's phases as flat runs (run_phase_runs)
+  bool phase_runs_ = false;  // a transposed layer's phases as flat runs (run_phase_runs)
+  // With phase_runs_: runs of column tiles of one column pattern, from output column x.
+  struct ColumnRun {
+    std::int64_t x, pixels, kind;
+  };
+  std::vector<ColumnRun> column_runs_;
   bool flat_run_panels_ = false;  // some panel has a flat run (its tasks are kFlatRunChunk long)
 };
 

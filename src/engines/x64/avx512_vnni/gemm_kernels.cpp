@@ -131,15 +131,6 @@ void gather_windows(const WindowGather& g) {
     if (lines[r] != nullptr) last_line = lines[r];
   }
   const __mmask64 row_mask = (~std::uint64_t{0}) >> (64 - (window_row < 64 ? window_row : 64));
-  // The pixels copy_windows leaves (at the borders, or whose whole-row loads would pass the
-  // image's end) go one by one, reading nothing outside the input: a window within 64 bytes has
-  // its kernel rows merged into one vector by masked loads (each filling the lanes its bytes
-  // occupy; lanes masked out are not read) and stored once; rows of up to 64 bytes, a masked
-  // vector each; any other window, tap by tap.
-  const bool one_vector = short_rows && used <= 64;
-  __mmask64 row_lanes[kMaxKernelRows];
-  for (std::int64_t r = 0; one_vector && r < g.kernel_h; ++r)
-    row_lanes[r] = row_mask << (r * window_row);
   // The pixels whose windows lie inside the input's width and whose whole-row loads stay within
   // the image: a run in the middle of the row of pixels, copied by copy_windows.
   const auto column_of = [&](std::int64_t i) { return (g.x + i) * g.stride_w - g.pad_left; };
@@ -170,25 +161,15 @@ void gather_windows(const WindowGather& g) {
                          fill, used);
     }
   };
+  // The pixels copy_windows leaves (at the borders, or whose whole-row loads would pass the
+  // image's end) go one by one, reading nothing outside the input: rows of up to 64 bytes a masked
+  // vector each, any other window tap by tap.
   // Each pixel's stores may run past its row into the next one's: pixels in increasing order.
   const auto copy_one = [&](std::int32_t i) {
     std::uint8_t* out = g.out + i * g.row_bytes;
     const std::int64_t w0 = column_of(i);  // column of tap s = 0
     const std::int64_t w_last = w0 + (g.kernel_w - 1) * g.dilation_w;
     const bool inside = w0 >= 0 && w_last < g.in_width;
-    if (one_vector && inside) {
-      __m512i v = _mm512_setzero_si512();  // the bytes past the window stay 0
-      for (std::int64_t r = 0; r < g.kernel_h; ++r) {
-        // Lane l reads the kernel row's byte l − r·window_row: the address lies below the row
-        // by that much, and the lanes below it are masked out.
-        const auto at = reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(lines[r]) +
-                                                      w0 * g.channels - r * window_row);
-        v = lines[r] != nullptr ? _mm512_mask_loadu_epi8(v, row_lanes[r], at)
-                                : _mm512_mask_mov_epi8(v, row_lanes[r], fill);
-      }
-      _mm512_storeu_si512(out, v);
-      return;
-    }
     if (short_rows && inside) {  // one vector per kernel row
       for (std::int64_t r = 0; r < g.kernel_h; ++r) {
         const __m512i v = lines[r] != nullptr
