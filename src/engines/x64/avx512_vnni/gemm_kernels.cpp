@@ -105,6 +105,79 @@ void copy_windows(std::uint8_t* out, std::int64_t row_bytes, std::int32_t pixels
   }
 }
 
+// Kernel rows a shuffled store takes (ShuffledWindows).
+constexpr std::int64_t kMaxShuffledRows = 8;
+
+// Several windows per 64-byte store, for windows of short rows: `per_store` pixels (two or more,
+// at most 64 / row_bytes) whose kernel row r lies, for all of them, within 16 bytes of its line
+// from the first one's column. Each line's 16 bytes are broadcast to the four 128-bit lanes and one
+// merge-masked vpshufb per kernel row moves them to their places in all the rows at once; the
+// bytes no row takes stay zero (the windows' tails, and past the last row, overwritten by the next
+// store or in the buffer's slack). kernel_h loads, kernel_h shuffles and one store per per_store
+// pixels, where copy_windows stores each row of each pixel (a 3x3 stride-2 first layer's gather,
+// bound by its stores, took a quarter of the layer's time). Returns the pixels written, a multiple
+// of per_store; the caller copies the rest.
+struct ShuffledWindows {
+  __m512i index;                       // byte j of a store: the byte of its line's 16 it takes
+  __mmask64 rows[kMaxShuffledRows]{};  // the bytes kernel row r's line gives
+  std::int32_t per_store;
+
+  ShuffledWindows(std::int64_t row_bytes, std::int64_t kernel_rows, std::int64_t window_row,
+                  std::int64_t pixel_step)
+      : index(_mm512_setzero_si512()),
+        per_store(static_cast<std::int32_t>(pixels_per_store(row_bytes, window_row, pixel_step))) {
+    alignas(64) static constexpr std::uint8_t kIota[64] = {
+        0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+        22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
+        44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+    const __m512i iota = _mm512_load_si512(kIota);
+    const std::uint64_t row_mask = (std::uint64_t{1} << window_row) - 1;
+    for (std::int64_t q = 0; q < per_store; ++q) {
+      for (std::int64_t r = 0; r < kernel_rows; ++r) {
+        const std::int64_t begin = q * row_bytes + r * window_row;
+        const __mmask64 bytes = row_mask << begin;
+        rows[r] |= bytes;
+        // Byte begin + i takes byte q · pixel_step + i of the 16.
+        index = _mm512_mask_sub_epi8(index, bytes, iota,
+                                     _mm512_set1_epi8(static_cast<char>(begin - q * pixel_step)));
+      }
+    }
+  }
+
+  // Whether windows of this shape go several to a store (the rows' loads then being 16 bytes).
+  static bool fit(std::int64_t row_bytes, std::int64_t kernel_rows, std::int64_t window_row,
+                  std::int64_t pixel_step) {
+    return kernel_rows <= kMaxShuffledRows &&
+           pixels_per_store(row_bytes, window_row, pixel_step) >= 2;
+  }
+  // As many as a store holds and whose rows' bytes lie within 16 of the first one's.
+  static std::int64_t pixels_per_store(std::int64_t row_bytes, std::int64_t window_row,
+                                       std::int64_t pixel_step) {
+    if (window_row > 16) return 0;
+    const std::int64_t within = (16 - window_row) / pixel_step + 1;  // pixel_step ≥ 1
+    return within < 64 / row_bytes ? within : 64 / row_bytes;
+  }
+
+  std::int32_t copy(std::uint8_t* out, std::int64_t row_bytes, std::int32_t pixels,
+                    const std::uint8_t* const* lines, std::int64_t kernel_rows, std::int64_t column,
+                    std::int64_t column_step, __m512i fill) const {
+    const std::int32_t stores = pixels / per_store;
+    const std::int64_t store_step = per_store * column_step;
+    for (std::int32_t i = 0; i < stores; ++i, out += per_store * row_bytes, column += store_step) {
+      __m512i v = _mm512_setzero_si512();
+      for (std::int64_t r = 0; r < kernel_rows; ++r) {
+        const std::uint8_t* const line = lines[r];  // null: the row is in the padding
+        const __m512i from = line != nullptr ? _mm512_broadcast_i32x4(_mm_loadu_si128(
+                                                   reinterpret_cast<const __m128i*>(line + column)))
+                                             : fill;
+        v = _mm512_mask_shuffle_epi8(v, rows[r], from, index);
+      }
+      _mm512_storeu_si512(out, v);
+    }
+    return stores * per_store;
+  }
+};
+
 }  // namespace
 
 void gather_windows(const WindowGather& g) {
@@ -148,10 +221,16 @@ void gather_windows(const WindowGather& g) {
     const std::int64_t step = g.stride_w * g.channels;
     const std::int32_t pixels = run_end - run_begin;
     switch (row_load) {
-      case 16:
-        copy_windows<16>(out, g.row_bytes, pixels, lines, g.kernel_h, column, step, window_row,
-                         fill, used);
+      case 16: {
+        std::int32_t done = 0;
+        if (ShuffledWindows::fit(g.row_bytes, g.kernel_h, window_row, step)) {
+          const ShuffledWindows shuffled(g.row_bytes, g.kernel_h, window_row, step);
+          done = shuffled.copy(out, g.row_bytes, pixels, lines, g.kernel_h, column, step, fill);
+        }
+        copy_windows<16>(out + done * g.row_bytes, g.row_bytes, pixels - done, lines, g.kernel_h,
+                         column + done * step, step, window_row, fill, used);
         break;
+      }
       case 32:
         copy_windows<32>(out, g.row_bytes, pixels, lines, g.kernel_h, column, step, window_row,
                          fill, used);
