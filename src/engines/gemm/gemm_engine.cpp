@@ -1288,8 +1288,11 @@ class GemmKernel final : public PreparedKernel {
                 const std::int32_t* window_sums, std::int64_t pattern = 0) const {
     const std::size_t element = element_size(problem_.desc().output_dtype);
     const std::int64_t tap = pattern_taps_[static_cast<std::size_t>(pattern)].first;
+    // An im2col row is zero from its window's end to a multiple of 4 bytes (and the weights past
+    // K are 0): its last K step reads whole, no masked load for the window's last 1 to 3 bytes.
+    const std::int64_t channels = path_ == Path::im2col ? round_up(tap_bytes_, 4) : tap_bytes_;
     run({rows + pr.input_offset, row_bytes, static_cast<std::int32_t>(pixels),
-         static_cast<std::int32_t>(tap_bytes_),
+         static_cast<std::int32_t>(channels),
          packed_.data() + panel_offsets_[static_cast<std::size_t>(pr.panel)] +
              tap_steps_[static_cast<std::size_t>(tap)] * pr.vectors * 64,
          // The constant term of the pattern, as run_tile's.
