@@ -266,6 +266,13 @@ class GemmKernel final : public PreparedKernel {
     tap_sums_ = {};
     depthwise_weights_ = {};
     epilogue_ = kernels.epilogue(d.scheme.kind, d.output_dtype);
+    // In-lane grouped tiles whose sums need no correction leave them in lane order for an
+    // epilogue of their own (full panels; a narrower one, the last of a layer, takes epilogue_).
+    if (groups_per_panel_ > 1 && grouped_lanes_ == GroupedLanes::in_lane_groups &&
+        !needs_window_sums_ && !amx_ && kernels.in_lane_epilogue != nullptr) {
+      in_lane_epilogue_ =
+          kernels.in_lane_epilogue(static_cast<int>(group_in_), d.scheme.kind, d.output_dtype);
+    }
     // Flat runs (KernelSet::flat_run) where every pixel's input follows the last (a 1x1 layer's
     // pixels, or an im2col run's gathered windows) and the sums need no correction but a weight
     // zero point's from whole pixels' sums: no AMX blocks (their terms), no groups sharing a
@@ -415,13 +422,20 @@ class GemmKernel final : public PreparedKernel {
     // The calling thread's row, shared by the workers: a worker's own would be allocated the first
     // time it takes part, which may be any call (a host pool's threads are not always the same).
     const std::uint8_t* padding_row = pixel_tiles_ ? zero_point_row(ctx) : nullptr;
+    StageView lane_stage = stage;
+    if (in_lane_epilogue_ != nullptr) {
+      auto* storage = reinterpret_cast<std::int32_t*>(thread_scratch(
+          static_cast<std::size_t>(in_lane_stage_ints(out_channels_)) * sizeof(std::int32_t), 7));
+      kernels_.in_lane_stage(static_cast<int>(group_in_), stage, out_channels_, storage,
+                             lane_stage);
+    }
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
         if (pixels_outer_) {
-          run_row(ctx, stage, pixel_sums, padding_row, task % panels_, task / panels_);
+          run_row(ctx, stage, lane_stage, pixel_sums, padding_row, task % panels_, task / panels_);
         } else {
-          run_row(ctx, stage, pixel_sums, padding_row, task / rows, task % rows);
+          run_row(ctx, stage, lane_stage, pixel_sums, padding_row, task / rows, task % rows);
         }
       }
       if (amx_) kernels_.amx_end();
@@ -986,6 +1000,7 @@ class GemmKernel final : public PreparedKernel {
   struct PanelRun {
     const RunContext& ctx;
     const StageView& stage;
+    const StageView& lane_stage;  // in_lane_epilogue_'s (KernelSet::in_lane_stage), or `stage`
     std::int64_t panel;
     int vectors;
     std::int32_t channels;            // valid output channels in the panel
@@ -995,11 +1010,13 @@ class GemmKernel final : public PreparedKernel {
     const std::uint8_t* padding_row;  // pixel tiles: a row of zero points (zero_point_row)
   };
 
-  void run_row(const RunContext& ctx, const StageView& stage, const std::int32_t* pixel_sums,
-               const std::uint8_t* padding_row, std::int64_t panel, std::int64_t row) const {
+  void run_row(const RunContext& ctx, const StageView& stage, const StageView& lane_stage,
+               const std::int32_t* pixel_sums, const std::uint8_t* padding_row, std::int64_t panel,
+               std::int64_t row) const {
     const auto p = static_cast<std::size_t>(panel);
     const PanelRun pr{ctx,
                       stage,
+                      lane_stage,
                       panel,
                       panel_vectors_[p],
                       panel_widths_[p],
@@ -1307,6 +1324,23 @@ class GemmKernel final : public PreparedKernel {
         pr.stage);
   }
 
+  // Where a tile of `rows` pixels from first_pixel writes panel pr's channels, its sums in `acc`.
+  TileOutput tile_output(const PanelRun& pr, std::int32_t* acc, int rows, std::int64_t first_pixel,
+                         const std::int32_t* window_sums, const std::int32_t* channel_terms) const {
+    const std::size_t element = element_size(problem_.desc().output_dtype);
+    return {acc,
+            rows,
+            pr.channels,
+            pr.first_channel,
+            window_sums,
+            zero_points_.data() + pr.panel * kPanelWidth,  // slots for the panel's channels
+            uniform_zero_point_,
+            static_cast<std::byte*>(pr.ctx.output) +
+                static_cast<std::size_t>(first_pixel * out_channels_ + pr.first_channel) * element,
+            out_channels_ * column_step_,
+            channel_terms};
+  }
+
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
                 int rows, std::int64_t first_pixel, const std::int64_t* tap_row_offsets = nullptr,
@@ -1325,6 +1359,9 @@ class GemmKernel final : public PreparedKernel {
         pr.ctx.input_zero_point != 0
             ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
             : nullptr;
+    // An in-lane grouped tile's full panel leaves its sums in lane order for in_lane_epilogue_.
+    const bool lane_order =
+        in_lane_epilogue_ != nullptr && rows <= max_rows_ && pr.channels == kPanelWidth;
     if (depthwise_) {  // (x − zx)(w − zw) directly: the sum is already exact
       const std::int64_t pairs = (taps + 1) / 2;
       kernels_.depthwise_tile({input, origin_in_pixel, row_stride, tap_offsets_.data() + first_tap,
@@ -1344,15 +1381,17 @@ class GemmKernel final : public PreparedKernel {
       if (zero_point_sums != nullptr) channel_terms = terms;
     } else if (groups_per_panel_ > 1) {
       const std::int64_t groups = pr.channels / group_out_;
-      kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, grouped_lanes_)(
-          {{input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
-            tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
-            static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],
-            zero_point_sums, pr.ctx.input_zero_point, acc, nullptr, tap_row_offsets, pr.padding_row,
-            rows},
-           lane_dwords_.data(),
-           static_cast<std::int32_t>(groups * group_in_),
-           zero_points_.data() + pr.panel * kPanelWidth});
+      const GroupedTile tile{
+          {input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
+           tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
+           static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],
+           zero_point_sums, pr.ctx.input_zero_point, acc, nullptr, tap_row_offsets, pr.padding_row,
+           rows},
+          lane_dwords_.data(),
+          static_cast<std::int32_t>(groups * group_in_),
+          zero_points_.data() + pr.panel * kPanelWidth,
+          lane_order};
+      kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, grouped_lanes_)(tile);
       sums = nullptr;  // the grouped tile took zw'·Σx off itself
     } else {
       kernels_.gemm_tile(rows, pr.vectors)(
@@ -1367,21 +1406,12 @@ class GemmKernel final : public PreparedKernel {
 
     const RunContext& ctx = pr.ctx;
     const std::int32_t* row_sums = pixel_window_sums_ ? row_window_sums : sums;
-    const std::int64_t channel = pr.first_channel;  // output channels; slots for the rest
-    const std::int64_t slot = pr.panel * kPanelWidth;
-    const std::size_t element = element_size(problem_.desc().output_dtype);
-    const TileOutput out{
-        acc,
-        rows,
-        pr.channels,
-        channel,
-        row_sums,
-        zero_points_.data() + slot,
-        uniform_zero_point_,
-        static_cast<std::byte*>(ctx.output) +
-            static_cast<std::size_t>(first_pixel * out_channels_ + channel) * element,
-        out_channels_ * column_step_,
-        channel_terms};
+    const std::int64_t channel = pr.first_channel;
+    const TileOutput out = tile_output(pr, acc, rows, first_pixel, row_sums, channel_terms);
+    if (lane_order) {
+      in_lane_epilogue_(out, pr.lane_stage);
+      return;
+    }
     if (epilogue_ != nullptr) {
       epilogue_(out, pr.stage);
       return;
@@ -1486,6 +1516,7 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;
+  EpilogueKernel in_lane_epilogue_ = nullptr;  // in-lane grouped tiles' (lane order)
   // Per panel width in vectors (1 to 4): its flat run, or null (tiles and the epilogue).
   std::array<FlatRunKernel, 5> flat_runs_{};
   bool phase_runs_ = false;  // a transposed layer's phases as flat runs (run_phase_runs)

@@ -86,6 +86,9 @@ struct GroupedTile {
   std::int32_t span;                // bytes of input channels of all the panel's groups (<= 64)
   // zw' per lane: with window sums the tile takes zw'·Σx of each lane's own window off itself.
   const std::int32_t* zero_points;
+  // GroupedLanes::in_lane_groups: the sums left in the tile's lane order, for
+  // KernelSet::in_lane_epilogue (false: in channel order, for any epilogue).
+  bool lane_order = false;
 };
 using GroupedTileKernel = void (*)(const GroupedTile&);
 
@@ -219,6 +222,11 @@ struct TileOutput {
 // Writes a corrected tile through the output stage; null for a (scheme, output dtype) pair that has
 // no vector form (the engine then applies the scalar stage).
 using EpilogueKernel = void (*)(const TileOutput&, const StageView&);
+// The int32s KernelSet::in_lane_stage writes for `channels` output channels: each of StageView's
+// seven arrays in whole panels.
+inline std::int64_t in_lane_stage_ints(std::int64_t channels) {
+  return 7 * ((channels + kPanelWidth - 1) / kPanelWidth * kPanelWidth);
+}
 
 // A run of consecutive output pixels of a 1x1, stride-1, unpadded layer (the planner's flat path)
 // or of a first layer's gathered windows (im2col) times one panel: register tiles whose exact sums
@@ -281,6 +289,16 @@ struct KernelSet {
   // returns null for a lane arrangement it has no tiles for (the planner then uses `gathered`,
   // which every grouped tile must take).
   GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums, GroupedLanes lanes);
+  // The epilogue of an in-lane grouped tile's sums left in its lane order (GroupedTile::lane_order;
+  // `width` = 4, 8 or 16 channels per group, a full panel, sums that need no correction): the
+  // stage in lane order, its bytes put in channel order by one in-lane shuffle per row, where
+  // putting the sums back in order took a third of the multiplies' time at 4 channels per group.
+  // Null for a (scheme, output dtype) pair without a vector stage to bytes, or a kernel set
+  // without it. It reads the stage's per-channel arrays in lane order, made by in_lane_stage
+  // once per call into `storage` (in_lane_stage_ints(channels) int32s).
+  EpilogueKernel (*in_lane_epilogue)(int width, SchemeKind scheme, DType output_dtype) = nullptr;
+  void (*in_lane_stage)(int width, const StageView& in, std::int64_t channels,
+                        std::int32_t* storage, StageView& out) = nullptr;
   // The GEMM and grouped tiles take GemmTile::tap_row_offsets (false: the planner never passes
   // them).
   bool takes_tap_row_offsets = false;

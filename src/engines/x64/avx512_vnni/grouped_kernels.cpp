@@ -13,6 +13,8 @@
 #include <cstring>
 
 #include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/row_stores.hpp"
+#include "engines/x64/avx512_vnni/stage_lanes.hpp"
 
 namespace qconv::detail::avx512_vnni {
 namespace {
@@ -283,7 +285,65 @@ void in_lane_chunks(const GroupedTile& g) {
   constexpr int kLast = kRows - (kChunks - 1) * kChunk;
   for (int c = 0; c + 1 < kChunks; ++c) in_lane_rows<kChunk, kWidth, kWindowSums>(g, c * kChunk);
   in_lane_rows<kLast, kWidth, kWindowSums>(g, (kChunks - 1) * kChunk);
-  in_lane_to_channels<kWidth>(g.gemm.acc, kRows);
+  if (!g.lane_order) in_lane_to_channels<kWidth>(g.gemm.acc, kRows);
+}
+
+// The channel (of its 128-bit lane's 16) that in_lane_rows' vector j computes at lane 4L + r of
+// 128-bit lane L: in_lane_channel_order's arrangement, read the other way.
+template <int kWidth>
+constexpr int in_lane_channel(int j, int r) {
+  constexpr int kPerGroup = kWidth / 4;
+  return r / kPerGroup * kWidth + j * kPerGroup + r % kPerGroup;
+}
+
+// The in-lane byte shuffle from a row's results packed to bytes in lane order (byte 4j + r of
+// 128-bit lane L: vector j's lane 4L + r, row_stores::pack_bytes_in_lanes) to channel order.
+template <int kWidth>
+inline __m512i in_lane_byte_order() {
+  alignas(64) std::int8_t order[64] = {};
+  for (int lane = 0; lane < 4; ++lane) {
+    for (int j = 0; j < 4; ++j) {
+      for (int r = 0; r < 4; ++r) {
+        order[16 * lane + in_lane_channel<kWidth>(j, r)] = static_cast<std::int8_t>(4 * j + r);
+      }
+    }
+  }
+  return _mm512_load_si512(order);
+}
+
+// The epilogue of an in-lane tile's sums in lane order (KernelSet::in_lane_epilogue): each row's
+// four vectors through the stage of scheme K with the per-channel arrays in lane order
+// (in_lane_stage), packed to bytes D, one vpshufb to channel order, one store of 64 channels.
+// The stage and the tile are copied in: the byte stores may alias anything read through a pointer.
+template <int kWidth, SchemeKind K, DType D, bool kSaturatedLow>
+void in_lane_epilogue(const TileOutput& tile, const StageView& lane_stage) {
+  const StageView s = lane_stage;
+  const TileOutput t = tile;
+  constexpr bool kOnWords = row_stores::kZeroPointOnWords<K, D, 4>;
+  const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(s.zero_point));
+  const __m512i to_channels = in_lane_byte_order<kWidth>();
+  stage_lanes::Lanes at[4];
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) at[j] = stage_lanes::Lanes::load<K>(s, t.channel + 16 * j);
+  auto* const out = static_cast<std::int8_t*>(t.output);
+  for (std::int32_t i = 0; i < t.rows; ++i) {
+    __m512i r[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      r[j] = stage_lanes::apply<K>(_mm512_load_si512(t.acc + i * 64 + j * 16), at[j], s,
+                                   kSaturatedLow, !kOnWords);
+    }
+    const __m512i bytes = row_stores::pack_bytes_in_lanes<D, kOnWords>(r, zero_point_words);
+    _mm512_storeu_si512(out + i * t.output_row_stride, _mm512_shuffle_epi8(bytes, to_channels));
+  }
+}
+
+template <int kWidth, SchemeKind K, DType D>
+void in_lane_epilogue_by_range(const TileOutput& t, const StageView& s) {
+  if constexpr (kEveryKernelVariant) {
+    if (row_stores::saturated_low<D>(s)) return in_lane_epilogue<kWidth, K, D, true>(t, s);
+  }
+  in_lane_epilogue<kWidth, K, D, false>(t, s);
 }
 
 // The group width is the tile's K steps per tap (its channels / 4).
@@ -328,6 +388,55 @@ GroupedTileKernel by_sums(int rows, int vectors, bool window_sums) {
 }
 
 }  // namespace
+
+EpilogueKernel in_lane_epilogue_kernel(int width, SchemeKind scheme, DType output_dtype) {
+  if (output_dtype == DType::s32) return nullptr;
+  return stage_lanes::for_vector_stage<EpilogueKernel>(
+      scheme, output_dtype, [width]<SchemeKind K, DType D>() -> EpilogueKernel {
+        switch (width) {
+          case 4: return &in_lane_epilogue_by_range<4, K, D>;
+          case 8: return &in_lane_epilogue_by_range<8, K, D>;
+          default: return &in_lane_epilogue_by_range<16, K, D>;
+        }
+      });
+}
+
+void in_lane_stage(int width, const StageView& in, std::int64_t channels, std::int32_t* storage,
+                   StageView& out) {
+  out = in;
+  if (in.channel_step == 0) return;  // one set of constants for every channel
+  const std::int64_t length = (channels + 63) / 64 * 64;
+  const std::int64_t panels = channels / 64;  // only full panels run in lane order
+  std::int32_t* to = storage;
+  // Array `array` (int32 or float: copied as bits) in lane order: panel p's vector j, lane 4L + r
+  // holds channel 64p + 16L + in_lane_channel(j, r).
+  const auto permute = [&](const void* array) -> const std::int32_t* {
+    if (array == nullptr) return nullptr;
+    const auto* from = static_cast<const std::int32_t*>(array);
+    for (std::int64_t p = 0; p < panels; ++p) {
+      for (int lane = 0; lane < 4; ++lane) {
+        for (int j = 0; j < 4; ++j) {
+          for (int r = 0; r < 4; ++r) {
+            const int channel = width == 4   ? in_lane_channel<4>(j, r)
+                                : width == 8 ? in_lane_channel<8>(j, r)
+                                             : in_lane_channel<16>(j, r);
+            to[64 * p + 16 * j + 4 * lane + r] = from[64 * p + 16 * lane + channel];
+          }
+        }
+      }
+    }
+    const std::int32_t* permuted = to;
+    to += length;
+    return permuted;
+  };
+  out.bias_s32 = permute(in.bias_s32);
+  out.bias_f32 = reinterpret_cast<const float*>(permute(in.bias_f32));
+  out.scale_f32 = reinterpret_cast<const float*>(permute(in.scale_f32));
+  out.q31 = permute(in.q31);
+  out.shift_left = permute(in.shift_left);
+  out.shift_right = permute(in.shift_right);
+  out.round_down = permute(in.round_down);
+}
 
 GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums, GroupedLanes lanes) {
   switch (lanes) {

@@ -28,6 +28,8 @@ const gemm::KernelSet& kernel_set() {
       .amx_end = &amx_end,
       .amx_block = &amx_block,
       .grouped_tile = &grouped_tile_kernel,
+      .in_lane_epilogue = &in_lane_epilogue_kernel,
+      .in_lane_stage = &in_lane_stage,
       .takes_tap_row_offsets = true,
       .sum_pixels = &sum_pixels,
       .interleave_rows = &interleave_rows,

@@ -80,6 +80,11 @@ FlatRunKernel flat_run_kernel(SchemeKind scheme, DType output_dtype, int vectors
 // Grouped tiles, several groups per panel (grouped_kernels.cpp): rows 1..6, vectors 1..4.
 GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums,
                                       gemm::GroupedLanes lanes);
+// The in-lane grouped tiles' epilogue in lane order (KernelSet::in_lane_epilogue) and the stage's
+// arrays in that order (KernelSet::in_lane_stage), in grouped_kernels.cpp.
+EpilogueKernel in_lane_epilogue_kernel(int width, SchemeKind scheme, DType output_dtype);
+void in_lane_stage(int width, const StageView& in, std::int64_t channels, std::int32_t* storage,
+                   StageView& out);
 
 // AMX blocks (amx_kernels.cpp): only on a CPU with AMX-INT8 whose operating system grants this
 // process the tile state (amx_available).

@@ -36,19 +36,23 @@ inline constexpr bool kZeroPointOnWords =
 // 8 bits (unsigned for u8), then the 128-bit lanes put back in order. kZeroPointOnWords: the
 // vectors are r − zy, clamped (stage_lanes::zero_point_added_last), and zy is added to the words,
 // saturating: one add per two vectors.
+// pack_bytes before its last step: 128-bit lane l holds dwords (r0[l], r1[l], r2[l], r3[l]), the
+// bytes of 4 lanes each.
 template <DType D, bool kZeroPointOnWords>
-inline __m512i pack_bytes(const __m512i (&r)[4], __m512i zero_point_words) {
+inline __m512i pack_bytes_in_lanes(const __m512i (&r)[4], __m512i zero_point_words) {
   __m512i low = _mm512_packs_epi32(r[0], r[1]);
   __m512i high = _mm512_packs_epi32(r[2], r[3]);
   if constexpr (kZeroPointOnWords) {
     low = _mm512_adds_epi16(low, zero_point_words);
     high = _mm512_adds_epi16(high, zero_point_words);
   }
-  const __m512i bytes =
-      D == DType::u8 ? _mm512_packus_epi16(low, high) : _mm512_packs_epi16(low, high);
-  // Each 128-bit lane l now holds dwords (r0[l], r1[l], r2[l], r3[l]) of 4 channels each.
+  return D == DType::u8 ? _mm512_packus_epi16(low, high) : _mm512_packs_epi16(low, high);
+}
+template <DType D, bool kZeroPointOnWords>
+inline __m512i pack_bytes(const __m512i (&r)[4], __m512i zero_point_words) {
   return _mm512_permutexvar_epi32(
-      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
+      pack_bytes_in_lanes<D, kZeroPointOnWords>(r, zero_point_words));
 }
 
 // Stores the first `channels` (1 to kVectors·16) of a row's stage results r[0 .. kVectors) as
