@@ -889,17 +889,23 @@ class GemmKernel final : public PreparedKernel {
     if (pixel_tiles_) plan_border_tiles();
   }
 
-  // Pixel tiles: per tile of max_rows_ output pixels (of an image), its rows' window origins in
-  // tile_origins_ (input pixels from the image's first; a short last tile repeats its last), and
-  // −1 where every pixel has every tap, else where its list starts in border_offsets_: per tap of
-  // the full pattern and row, the byte offset from the image's first pixel that the row reads, or
-  // −1 (a padded tap). Made once: every panel and every call reads the same lists.
+  // Pixel tiles: an image's output pixels in as few tiles of consecutive pixels as max_rows_
+  // allows, all as long give or take one (tile k from tile_starts_[k]): a last tile of one or two
+  // pixels would wait on its few accumulators' chains of vpdpbusd almost as long as a full tile
+  // takes. Per tile, its rows' window origins in tile_origins_ (max_rows_ per tile: input pixels
+  // from the image's first; a short tile repeats its last), and −1 where every pixel has every
+  // tap, else where its list starts in border_offsets_: per tap of the full pattern and row, the
+  // byte offset from the image's first pixel that the row reads, or −1 (a padded tap). Made once:
+  // every panel and every call reads the same lists.
   void plan_border_tiles() {
     const auto& d = problem_.desc();
     const auto [first_tap, taps] = pattern_taps_[static_cast<std::size_t>(full_pattern_)];
     const std::int64_t pixels = out_h_ * out_w_;
-    for (std::int64_t at = 0; at < pixels; at += max_rows_) {
-      const std::int64_t rows = std::min<std::int64_t>(max_rows_, pixels - at);
+    const std::int64_t tiles = (pixels + max_rows_ - 1) / max_rows_;
+    for (std::int64_t k = 0; k <= tiles; ++k) tile_starts_.push_back(k * pixels / tiles);
+    for (std::int64_t k = 0; k < tiles; ++k) {
+      const std::int64_t at = tile_starts_[static_cast<std::size_t>(k)];
+      const std::int64_t rows = tile_starts_[static_cast<std::size_t>(k) + 1] - at;
       bool padded = false;
       for (std::int64_t i = 0; i < max_rows_; ++i) {
         const std::int64_t y = (at + std::min(i, rows - 1)) / out_w_;
@@ -986,7 +992,7 @@ class GemmKernel final : public PreparedKernel {
  private:
   std::int64_t row_count(std::int64_t batch) const {
     if (path_ == Path::flat) return (batch * out_h_ * out_w_ + flat_chunk() - 1) / flat_chunk();
-    if (pixel_tiles_) return batch * ((out_h_ * out_w_ + flat_chunk() - 1) / flat_chunk());
+    if (pixel_tiles_) return batch * ((pixel_tile_count() + chunk_tiles() - 1) / chunk_tiles());
     return batch * out_h_;
   }
 
@@ -1084,10 +1090,10 @@ class GemmKernel final : public PreparedKernel {
       return;
     }
     if (pixel_tiles_) {
-      const std::int64_t pixels = out_h_ * out_w_;
-      const std::int64_t chunks = (pixels + flat_chunk() - 1) / flat_chunk();
-      const std::int64_t begin = row % chunks * flat_chunk();
-      run_pixels(pr, row / chunks, begin, std::min(pixels, begin + flat_chunk()));
+      const std::int64_t tiles = pixel_tile_count();
+      const std::int64_t chunks = (tiles + chunk_tiles() - 1) / chunk_tiles();
+      const std::int64_t begin = row % chunks * chunk_tiles();
+      run_pixels(pr, row / chunks, begin, std::min(tiles, begin + chunk_tiles()));
       return;
     }
     const std::int64_t n = row / out_h_;
@@ -1198,23 +1204,24 @@ class GemmKernel final : public PreparedKernel {
     return (n * in_h_ + h) * in_w_ + w;
   }
 
-  // Pixel tiles (plan_patterns): output pixels [begin, end) of image n, in tiles of up to
-  // max_rows consecutive pixels on the full pattern (tile k: pixels from k·max_rows). A tile whose
-  // pixels all have every tap reads them at their own offsets; one with padded pixels reads the
-  // offsets plan_border_tiles() listed per tap and row, the padded taps the zero-point row.
+  // Pixel tiles (plan_patterns): tiles [begin, end) of image n (plan_border_tiles), each up to
+  // max_rows consecutive pixels on the full pattern. A tile whose pixels all have every tap reads
+  // them at their own offsets; one with padded pixels reads the offsets plan_border_tiles() listed
+  // per tap and row, the padded taps the zero-point row.
   void run_pixels(const PanelRun& pr, std::int64_t n, std::int64_t begin, std::int64_t end) const {
     const auto* input = static_cast<const std::uint8_t*>(pr.ctx.input);
     const std::int64_t pixels = out_h_ * out_w_;
     const std::int64_t image_pixels = in_h_ * in_w_;
     const std::uint8_t* image = input + n * image_pixels * pixel_bytes_;
-    for (std::int64_t at = begin; at < end;) {
-      const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
-      const std::int64_t listed = border_tiles_[static_cast<std::size_t>(at / max_rows_)];
+    for (std::int64_t tile = begin; tile < end; ++tile) {
+      const std::int64_t at = tile_starts_[static_cast<std::size_t>(tile)];
+      const int rows = static_cast<int>(tile_starts_[static_cast<std::size_t>(tile) + 1] - at);
+      const std::int64_t listed = border_tiles_[static_cast<std::size_t>(tile)];
       std::int32_t sums[kMaxTileRows];
       std::int32_t* window_sums = pr.pixel_sums != nullptr ? sums : nullptr;
       if (listed < 0) {
         std::int64_t offsets[kMaxTileRows];
-        const std::int64_t* origins = tile_origins_.data() + at;  // tiles are max_rows_ apart
+        const std::int64_t* origins = tile_origins_.data() + tile * max_rows_;
         for (int i = 0; i < rows; ++i) {
           const std::int64_t origin = n * image_pixels + origins[i];  // the window's first pixel
           offsets[i] = origin * pixel_bytes_;
@@ -1223,7 +1230,6 @@ class GemmKernel final : public PreparedKernel {
         }
         run_tile(pr, input, 0, 0, offsets, full_pattern_, rows, n * pixels + at, nullptr,
                  window_sums);
-        at += rows;
         continue;
       }
       const std::int64_t* tap_row_offsets = border_offsets_.data() + listed;
@@ -1245,7 +1251,6 @@ class GemmKernel final : public PreparedKernel {
       }
       run_tile(pr, image, 0, 0, nullptr, full_pattern_, rows, n * pixels + at, tap_row_offsets,
                window_sums);
-      at += rows;
     }
   }
 
@@ -1440,6 +1445,11 @@ class GemmKernel final : public PreparedKernel {
   std::int64_t flat_chunk() const {
     return flat_run_panels_ ? kFlatRunChunk : kFlatChunkTiles * max_rows_;
   }
+  // Pixel tiles: per image, and per task (a flat chunk's worth).
+  std::int64_t pixel_tile_count() const {
+    return static_cast<std::int64_t>(tile_starts_.size()) - 1;
+  }
+  std::int64_t chunk_tiles() const { return flat_chunk() / max_rows_; }
   // The GEMM tiles read the input as u16 (KernelSet::input_widening); depthwise tiles never.
   bool widened_input() const { return kernels_.input_widening == 2 && !depthwise_; }
 
@@ -1512,7 +1522,8 @@ class GemmKernel final : public PreparedKernel {
   bool pixel_tiles_ = false;
   std::int64_t full_pattern_ = 0;
   std::vector<bool> full_rows_, full_columns_;
-  std::vector<std::int64_t> tile_origins_, border_tiles_, border_offsets_;  // plan_border_tiles
+  // plan_border_tiles
+  std::vector<std::int64_t> tile_starts_, tile_origins_, border_tiles_, border_offsets_;
   std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;
