@@ -618,6 +618,62 @@ TEST_P(EngineConformance, NchwOnEveryPath) {
   }
 }
 
+// 1x1 layers with NCHW input and output, which an engine may run with pixels in lanes (both
+// tensors read and written in place; avx512_vnni where a partial block of 64 pixels wastes at most
+// a tenth of the lanes): whole blocks and partial last ones (60, 64, 120, 180 and 250 pixels an
+// image), input channels off a multiple of 4, output channels off a register tile's multiple and
+// beyond one task's 96, batch 2 (each image its own blocks), every scheme, u8 and s8 inputs (zero
+// point 0, and at both ends), u8 and s8 weights, every output dtype, 1 and 2 threads; images it
+// leaves to the transposes (1 and 49 pixels), and weight zero points off the weights' middle.
+TEST_P(EngineConformance, NchwOneByOneInPlace) {
+  Rng rng(37);
+  struct Shape {
+    std::int64_t c, o, h, w, batch;
+    bool in_place;  // avx512_vnni runs it with pixels in lanes (when symmetric, to bytes)
+  };
+  const Shape shapes[] = {
+      {32, 16, 6, 10, 1, true},   {13, 20, 12, 15, 2, true}, {4, 7, 8, 8, 2, true},
+      {96, 200, 10, 25, 1, true}, {5, 97, 8, 15, 1, true},   {64, 6, 8, 8, 1, true},
+      {160, 13, 7, 7, 2, false},  {1, 33, 1, 1, 1, false},
+  };
+  constexpr SchemeKind kSchemes[] = {
+      SchemeKind::int32,         SchemeKind::fbgemm,     SchemeKind::qnnpack, SchemeKind::onednn,
+      SchemeKind::onnx,          SchemeKind::tvm,        SchemeKind::tvm_f32, SchemeKind::tflite,
+      SchemeKind::tflite_single, SchemeKind::onnxruntime};
+  int round = 0;
+  for (const Shape& s : shapes) {
+    for (const SchemeKind scheme : kSchemes) {
+      RandomProblemOptions opt;
+      opt.scheme = scheme;
+      opt.input_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
+      opt.weight_dtype = round % 4 < 2 ? DType::s8 : DType::u8;
+      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, 1, 1, 0, s.batch, 1, round % 5 != 4, opt);
+      ProblemDesc d = rc.desc;
+      d.input_layout = d.output_layout = Layout::NCHW;
+      if (round % 3 == 0) {  // the input zero point at either end of its range, or 0
+        const bool u8 = d.input_dtype == DType::u8;
+        d.input_zero_point =
+            round % 9 == 0 ? 0 : (round % 2 == 0 ? (u8 ? 255 : 127) : (u8 ? 0 : -128));
+      }
+      rc = test::random_case_for(rng, d);
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+      if (GetParam() == "avx512_vnni") {  // the path this test is for is the one that ran
+        const bool symmetric =
+            rc.desc.weight_zero_point[0] == (rc.desc.weight_dtype == DType::u8 ? 128 : 0);
+        const bool expected = s.in_place && symmetric && rc.desc.output_dtype != DType::s32;
+        const Plan plan =
+            Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()});
+        EXPECT_EQ(plan.describe().find("pixels in lanes") != std::string::npos, expected)
+            << plan.describe();
+      }
+      ++round;
+    }
+  }
+}
+
 // NCHW input alone, output alone and both, through each copy that transposes an NCHW input as it
 // places it (a padded 3x3 layer, a strided 1x1 layer's dense pixels, a first layer's rows, an
 // input of the other signedness, channels padded for AMX, a transposed layer's spread input) and

@@ -40,6 +40,7 @@
 #include "engines/gemm/interleaved_rows.hpp"
 #include "engines/gemm/kernel_set.hpp"
 #include "engines/gemm/merged_groups.hpp"
+#include "engines/gemm/nchw_flat_plan.hpp"
 #include "engines/gemm/panel_packing.hpp"
 #include "engines/gemm/stage_view.hpp"
 #include "output/rounding.hpp"
@@ -234,6 +235,12 @@ class GemmKernel final : public PreparedKernel {
       pad_top_ = pad_left_ = 0;
     }
     pack(problem, weights);
+    // Both tensors NCHW around a 1x1 layer: pixels in lanes, no transposes (nchw_flat_plan.hpp).
+    if (!amx_ && !depthwise_) {
+      if (const NchwFlatKernel kernel = NchwFlatPlan::kernel_for(problem, kernels, shift_)) {
+        nchw_flat_ = std::make_unique<NchwFlatPlan>(problem, weights, shift_, kernel);
+      }
+    }
     if (kernels.widen_weights != nullptr && !depthwise_) {  // the kernel set's own wider form
       widened_.resize(packed_.size() * static_cast<std::size_t>(kernels.weight_widening));
       kernels.widen_weights(packed_.data(), static_cast<std::int64_t>(packed_.size()),
@@ -347,11 +354,15 @@ class GemmKernel final : public PreparedKernel {
     if (row_runs_) out << " (AMX taps: kernel rows as runs of " << amx_tap_bytes() << " bytes)";
     if (padded_copy_) out << " (padding filled in a copy of the input)";
     if (channel_padded_) out << " (channels padded to " << pixel_bytes_ << " in a copy)";
-    if (d.input_layout == Layout::NCHW) {
-      out << (copies_input() ? " (NCHW input transposed by its copy)"
-                             : " (NCHW input made NHWC in a copy)");
+    if (nchw_flat_ != nullptr) {
+      out << " (NCHW in and out: pixels in lanes, no transposes)";
+    } else {
+      if (d.input_layout == Layout::NCHW) {
+        out << (copies_input() ? " (NCHW input transposed by its copy)"
+                               : " (NCHW input made NHWC in a copy)");
+      }
+      if (d.output_layout == Layout::NCHW) out << " (NCHW output transposed from an NHWC copy)";
     }
-    if (d.output_layout == Layout::NCHW) out << " (NCHW output transposed from an NHWC copy)";
     if (compact_copy_) out << " (strided pixels copied densely)";
     if (groups_per_panel_ > 1) {
       static constexpr const char* kLanes[] = {"gathered", "one group per vector",
@@ -372,6 +383,11 @@ class GemmKernel final : public PreparedKernel {
 
   void run(const RunContext& call) const override {
     const StageView stage = stage_view(call.stage.vectors());
+    if (nchw_flat_ != nullptr) {
+      const std::int32_t zx = call.input_zero_point + (flip_input_ ? 128 : 0);
+      nchw_flat_->run(call, stage, zx, flip_input_, zx != 0 ? pattern_sums_.data() : nullptr);
+      return;
+    }
     const std::int64_t rows = row_count(call.batch);
     RunContext ctx = call;
     const auto& d = problem_.desc();
@@ -1528,6 +1544,7 @@ class GemmKernel final : public PreparedKernel {
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;
   EpilogueKernel in_lane_epilogue_ = nullptr;  // in-lane grouped tiles' (lane order)
+  std::unique_ptr<NchwFlatPlan> nchw_flat_;    // both tensors NCHW around a 1x1 layer, or null
   // Per panel width in vectors (1 to 4): its flat run, or null (tiles and the epilogue).
   std::array<FlatRunKernel, 5> flat_runs_{};
   bool phase_runs_ = false;  // a transposed layer's phases as flat runs (run_phase_runs)

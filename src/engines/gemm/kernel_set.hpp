@@ -255,6 +255,27 @@ struct FlatRun {
 };
 using FlatRunKernel = void (*)(const FlatRun&, const StageView&);
 
+// A block of up to 64 consecutive pixels of one image of a 1x1, stride-1, unpadded layer whose
+// input and output are both NCHW, run with pixels in lanes: its input channels' rows (each
+// contiguous) interleaved 4 at a time into `scratch`, then register tiles of output channels x 64
+// pixels, each output channel's weights broadcast, through the output stage and stored as the
+// output channels' rows. No transposes of either tensor.
+struct NchwFlatRun {
+  const std::uint8_t* input;    // channel 0 of the block's first pixel
+  std::int64_t channel_stride;  // elements between input channels, and between output channels
+  std::int32_t pixels;          // valid pixels of the block (1 to 64)
+  std::int32_t channels;        // input channels (K)
+  bool flip_input;              // an s8 input: each byte xor 0x80 (read as u8, x + 128)
+  std::uint8_t* scratch;        // (channels rounded up to 4) · 64 bytes, 64-byte aligned
+  const std::int8_t* weights;   // [out_channels][channels rounded up to 4] s8 (w − zw)
+  std::int32_t out_channels;    // output channels to write, from `first_channel`
+  std::int64_t first_channel;   // the first of them (the stage's and the sums' index)
+  const std::int32_t* zero_point_sums;  // per output channel: Σ(w − zw), times −zx; or null
+  std::int32_t input_zero_point;        // zx as the kernels read the input (u8)
+  void* output;                         // the first output channel's row at the block's pixel
+};
+using NchwFlatKernel = void (*)(const NchwFlatRun&, const StageView&);
+
 // One instruction set's kernels and register tile, as the planner calls them.
 struct KernelSet {
   const char* name;  // e.g. "avx2_vnni", for describe()
@@ -315,6 +336,9 @@ struct KernelSet {
   // Flat runs for panels of `vectors` (1 to 4) vectors; null for a (scheme, output dtype) pair
   // without a vector output stage (the planner then runs tiles and the epilogue).
   FlatRunKernel (*flat_run)(SchemeKind scheme, DType output_dtype, int vectors) = nullptr;
+  // NCHW 1x1 layers with pixels in lanes (NchwFlatRun), to u8 or s8 through a vector stage; null
+  // for other (scheme, output dtype) pairs, or a kernel set without them.
+  NchwFlatKernel (*nchw_flat_run)(SchemeKind scheme, DType output_dtype) = nullptr;
 };
 
 }  // namespace qconv::detail::gemm

@@ -34,6 +34,7 @@ const gemm::KernelSet& kernel_set() {
       .sum_pixels = &sum_pixels,
       .interleave_rows = &interleave_rows,
       .flat_run = &flat_run_kernel,
+      .nchw_flat_run = &nchw_flat_run_kernel,
   };
   return kernels;
 }

@@ -21,6 +21,8 @@ using gemm::GemmTileKernel;
 using gemm::GroupedTile;
 using gemm::GroupedTileKernel;
 using gemm::kPanelWidth;
+using gemm::NchwFlatKernel;
+using gemm::NchwFlatRun;
 using gemm::RowInterleave;
 using gemm::StageView;
 using gemm::TileOutput;
@@ -76,6 +78,10 @@ GemmTileKernel gemm_tile_kernel(int rows, int vectors);
 // Flat runs of pixels through the output stage in registers (flat_run_kernels.cpp): null for a
 // (scheme, output dtype) pair without a vector output stage.
 FlatRunKernel flat_run_kernel(SchemeKind scheme, DType output_dtype, int vectors);
+
+// NCHW 1x1 layers with pixels in lanes (nchw_flat_kernels.cpp): null for an s32 output or a
+// (scheme, output dtype) pair without a vector output stage.
+NchwFlatKernel nchw_flat_run_kernel(SchemeKind scheme, DType output_dtype);
 
 // Grouped tiles, several groups per panel (grouped_kernels.cpp): rows 1..6, vectors 1..4.
 GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums,
