@@ -622,9 +622,10 @@ TEST_P(EngineConformance, NchwOnEveryPath) {
 // tensors read and written in place; avx512_vnni where a partial block of 64 pixels wastes at most
 // a tenth of the lanes): whole blocks and partial last ones (60, 64, 120, 180 and 250 pixels an
 // image), input channels off a multiple of 4, output channels off a register tile's multiple and
-// beyond one task's 96, batch 2 (each image its own blocks), every scheme, u8 and s8 inputs (zero
-// point 0, and at both ends), u8 and s8 weights, every output dtype, 1 and 2 threads; images it
-// leaves to the transposes (1 and 49 pixels), and weight zero points off the weights' middle.
+// split over tasks (an image of few blocks), batch 2 (each image its own blocks), every scheme, u8
+// and s8 inputs (zero point 0, and at both ends), u8 and s8 weights, every output dtype, 1 and 2
+// threads; images it leaves to the transposes (1 and 49 pixels), and weight zero points off the
+// weights' middle.
 TEST_P(EngineConformance, NchwOneByOneInPlace) {
   Rng rng(37);
   struct Shape {

@@ -11,9 +11,10 @@ namespace qconv::detail::gemm {
 namespace {
 
 constexpr std::int64_t kBlockPixels = 64;
-// Output channels per task: a block's input interleaved once per this many (a few microseconds
-// of multiplies), and enough tasks for two threads in a late layer of one 7x7 block.
-constexpr std::int64_t kTaskChannels = 96;
+// Tasks a call is cut into at least, where its blocks are fewer: each block's output channels
+// split into chunks (each interleaving the block's input again), so that two threads share a
+// small image evenly. A large image's blocks are tasks whole: its input interleaved once.
+constexpr std::int64_t kMinTasks = 8;
 
 }  // namespace
 
@@ -57,7 +58,9 @@ void NchwFlatPlan::run(const RunContext& ctx, const StageView& stage, std::int32
                        bool flip_input, const std::int32_t* zero_point_sums) const {
   const std::int64_t row = (channels_ + 3) / 4 * 4;
   const std::int64_t blocks = (pixels_ + kBlockPixels - 1) / kBlockPixels;
-  const std::int64_t chunks = (out_channels_ + kTaskChannels - 1) / kTaskChannels;
+  const std::int64_t wanted = (kMinTasks + ctx.batch * blocks - 1) / (ctx.batch * blocks);
+  const std::int64_t chunk_channels = ((out_channels_ + wanted - 1) / wanted + 3) / 4 * 4;
+  const std::int64_t chunks = (out_channels_ + chunk_channels - 1) / chunk_channels;
   const int slots = parallel_participants(ctx.threads);
   const auto slot_bytes = static_cast<std::size_t>(row * kBlockPixels);
   // Scratch slot 1 (an NCHW input's NHWC copy, which this plan never makes).
@@ -71,12 +74,12 @@ void NchwFlatPlan::run(const RunContext& ctx, const StageView& stage, std::int32
       const std::int64_t n = task / (blocks * chunks);
       const std::int64_t block = task / chunks % blocks, chunk = task % chunks;
       const std::int64_t first_pixel = block * kBlockPixels;
-      const std::int64_t first_channel = chunk * kTaskChannels;
+      const std::int64_t first_channel = chunk * chunk_channels;
       kernel_({input + n * channels_ * pixels_ + first_pixel, pixels_,
                static_cast<std::int32_t>(std::min(kBlockPixels, pixels_ - first_pixel)),
                static_cast<std::int32_t>(channels_), flip_input, slot.data(),
                weights_.data() + first_channel * row,
-               static_cast<std::int32_t>(std::min(kTaskChannels, out_channels_ - first_channel)),
+               static_cast<std::int32_t>(std::min(chunk_channels, out_channels_ - first_channel)),
                first_channel, zero_point_sums, input_zero_point,
                output + (n * out_channels_ + first_channel) * pixels_ + first_pixel},
               stage);
