@@ -198,12 +198,8 @@ TEST_P(DepthwiseConformance, EveryOutputStageOnEveryTileLayout) {
       {150, 1, 6, 7, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0},
       {64, 1, 7, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, false, 0},
   };
-  const SchemeKind schemes[] = {
-      SchemeKind::int32,         SchemeKind::fbgemm,     SchemeKind::qnnpack, SchemeKind::onednn,
-      SchemeKind::onnx,          SchemeKind::tvm,        SchemeKind::tvm_f32, SchemeKind::tflite,
-      SchemeKind::tflite_single, SchemeKind::onnxruntime};
   for (const Geometry& g : shapes) {
-    for (SchemeKind scheme : schemes) {
+    for (SchemeKind scheme : test::kEveryScheme) {
       for (DType output : {DType::u8, DType::s8, DType::s32}) {
         if (scheme == SchemeKind::int32 && output != DType::s32) continue;
         for (int round = 0; round < 2; ++round) {

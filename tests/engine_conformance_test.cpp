@@ -108,10 +108,7 @@ TEST_P(EngineConformance, RandomProblemsBitExact) {
 
 TEST_P(EngineConformance, EveryScheme_DType_AndZeroPointExtreme) {
   Rng rng(7);
-  for (SchemeKind scheme :
-       {SchemeKind::int32, SchemeKind::fbgemm, SchemeKind::qnnpack, SchemeKind::onednn,
-        SchemeKind::onnx, SchemeKind::tvm, SchemeKind::tvm_f32, SchemeKind::tflite,
-        SchemeKind::tflite_single, SchemeKind::onnxruntime}) {
+  for (SchemeKind scheme : test::kEveryScheme) {
     for (DType input : {DType::u8, DType::s8}) {
       for (DType weight : {DType::u8, DType::s8}) {
         for (int round = 0; round < 6; ++round) {
@@ -168,6 +165,16 @@ RandomCase fixed_case(Rng& rng, std::int64_t c, std::int64_t o, std::int64_t h, 
     d.scheme.shift.assign(1, d.scheme.shift[0]);
   }
   return test::random_case_for(rng, d);
+}
+
+// Options for round `round` of a test that runs every scheme over fixed shapes: the scheme, and
+// the input and weight dtypes in turn (u8 and s8 each, every pairing in 4 rounds).
+RandomProblemOptions scheme_and_dtypes(SchemeKind scheme, int round) {
+  RandomProblemOptions opt;
+  opt.scheme = scheme;
+  opt.input_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
+  opt.weight_dtype = round % 4 < 2 ? DType::s8 : DType::u8;
+  return opt;
 }
 
 TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
@@ -251,13 +258,9 @@ TEST_P(EngineConformance, FlatRunsEverySchemeDtypeAndTail) {
       {265, 80, 3, 11, 2},
       {256, 112, 2, 13, 1},
   };
-  constexpr SchemeKind kSchemes[] = {
-      SchemeKind::int32,         SchemeKind::fbgemm,     SchemeKind::qnnpack, SchemeKind::onednn,
-      SchemeKind::onnx,          SchemeKind::tvm,        SchemeKind::tvm_f32, SchemeKind::tflite,
-      SchemeKind::tflite_single, SchemeKind::onnxruntime};
   int round = 0, flat = 0;
   for (const Shape& s : shapes) {
-    for (const SchemeKind scheme : kSchemes) {
+    for (const SchemeKind scheme : test::kEveryScheme) {
       for (const DType output : {DType::u8, DType::s8, DType::s32}) {
         if (scheme == SchemeKind::int32 && output != DType::s32) continue;
         RandomProblemOptions opt;
@@ -394,17 +397,10 @@ TEST_P(EngineConformance, FirstLayersOnInterleavedRows) {
       {3, 64, 14, 100, 5, 2, 2, 2, 2, 2},
       {3, 33, 40, 9, 3, 2, 1, 1, 1, 1},
   };
-  constexpr SchemeKind kSchemes[] = {
-      SchemeKind::int32,         SchemeKind::fbgemm,     SchemeKind::qnnpack, SchemeKind::onednn,
-      SchemeKind::onnx,          SchemeKind::tvm,        SchemeKind::tvm_f32, SchemeKind::tflite,
-      SchemeKind::tflite_single, SchemeKind::onnxruntime};
   int round = 0;
   for (const Shape& s : shapes) {
-    for (const SchemeKind scheme : kSchemes) {
-      RandomProblemOptions opt;
-      opt.scheme = scheme;
-      opt.input_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
-      opt.weight_dtype = round % 4 < 2 ? DType::s8 : DType::u8;
+    for (const SchemeKind scheme : test::kEveryScheme) {
+      const RandomProblemOptions opt = scheme_and_dtypes(scheme, round);
       const std::int64_t batch = round % 3 == 0 ? 2 : 1;
       RandomCase rc =
           fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, 0, batch, 1, round % 3 == 1, opt);
@@ -637,17 +633,10 @@ TEST_P(EngineConformance, NchwOneByOneInPlace) {
       {96, 200, 10, 25, 1, true}, {5, 97, 8, 15, 1, true},   {64, 6, 8, 8, 1, true},
       {160, 13, 7, 7, 2, false},  {1, 33, 1, 1, 1, false},
   };
-  constexpr SchemeKind kSchemes[] = {
-      SchemeKind::int32,         SchemeKind::fbgemm,     SchemeKind::qnnpack, SchemeKind::onednn,
-      SchemeKind::onnx,          SchemeKind::tvm,        SchemeKind::tvm_f32, SchemeKind::tflite,
-      SchemeKind::tflite_single, SchemeKind::onnxruntime};
   int round = 0;
   for (const Shape& s : shapes) {
-    for (const SchemeKind scheme : kSchemes) {
-      RandomProblemOptions opt;
-      opt.scheme = scheme;
-      opt.input_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
-      opt.weight_dtype = round % 4 < 2 ? DType::s8 : DType::u8;
+    for (const SchemeKind scheme : test::kEveryScheme) {
+      const RandomProblemOptions opt = scheme_and_dtypes(scheme, round);
       RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, 1, 1, 0, s.batch, 1, round % 5 != 4, opt);
       ProblemDesc d = rc.desc;
       d.input_layout = d.output_layout = Layout::NCHW;

@@ -29,6 +29,12 @@
 
 namespace qconv::test {
 
+// Every output scheme of SPEC §4, for tests that run each.
+inline constexpr std::array<SchemeKind, 10> kEveryScheme = {
+    SchemeKind::int32,         SchemeKind::fbgemm,     SchemeKind::qnnpack, SchemeKind::onednn,
+    SchemeKind::onnx,          SchemeKind::tvm,        SchemeKind::tvm_f32, SchemeKind::tflite,
+    SchemeKind::tflite_single, SchemeKind::onnxruntime};
+
 // A thin wrapper over a seeded engine with the draws the generator needs.
 class Rng {
  public:
@@ -214,10 +220,8 @@ inline ProblemDesc random_problem_desc(Rng& rng, const RandomProblemOptions& opt
   } else {
     d.weight_layout = rng.pick({Layout::OIHW, Layout::OHWI, Layout::HWIO});
   }
-  d.scheme.kind = opt.scheme.value_or(
-      rng.pick({SchemeKind::int32, SchemeKind::fbgemm, SchemeKind::qnnpack, SchemeKind::onednn,
-                SchemeKind::onnx, SchemeKind::tvm, SchemeKind::tvm_f32, SchemeKind::tflite,
-                SchemeKind::tflite_single, SchemeKind::onnxruntime}));
+  d.scheme.kind = opt.scheme.value_or(kEveryScheme[static_cast<std::size_t>(
+      rng.uniform(0, static_cast<std::int64_t>(kEveryScheme.size()) - 1))]);
   if (d.scheme.kind == SchemeKind::int32) {
     d.output_dtype = DType::s32;
   } else {

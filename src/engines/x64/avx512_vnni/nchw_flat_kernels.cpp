@@ -99,7 +99,7 @@ template <int kRows, SchemeKind K, DType D, bool kSaturatedLow>
         run.zero_point_sums != nullptr
             ? static_cast<int>(minus_zx * static_cast<std::uint32_t>(run.zero_point_sums[o]))
             : 0);
-    const stage_lanes::Lanes at = stage_lanes::Lanes::broadcast<K>(stage, o);
+    const stage_lanes::Lanes at = stage_lanes::Lanes::load<K, true>(stage, o);
     __m512i r[4];
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {

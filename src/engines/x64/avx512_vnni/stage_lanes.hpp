@@ -42,29 +42,26 @@ struct Lanes {
     if constexpr (K == SchemeKind::tvm) f(&Lanes::round_down, &StageView::round_down);
   }
 
-  template <SchemeKind K>
+  // Vector `channel`'s constants: channels [channel, channel + 16), one a lane; or, kBroadcast,
+  // channel `channel`'s in every lane (a vector of pixels of one channel).
+  template <SchemeKind K, bool kBroadcast = false>
   static Lanes load(const StageView& s, std::int64_t channel) {
     const std::int64_t at = channel * s.channel_step;
     Lanes l{};
     // Unaligned loads: a group's panel may start at any output channel.
-    for_each_array<K>([&](auto lane, auto array) { set(l.*lane, s.*array + at); });
-    return l;
-  }
-
-  // Channel `channel`'s constants in every lane (a vector of pixels of one channel).
-  template <SchemeKind K>
-  static Lanes broadcast(const StageView& s, std::int64_t channel) {
-    const std::int64_t at = channel * s.channel_step;
-    Lanes l{};
-    for_each_array<K>([&](auto lane, auto array) { splat(l.*lane, s.*array + at); });
+    for_each_array<K>([&](auto lane, auto array) { set<kBroadcast>(l.*lane, s.*array + at); });
     return l;
   }
 
  private:
-  static void set(__m512i& v, const std::int32_t* at) { v = _mm512_loadu_si512(at); }
-  static void set(__m512& v, const float* at) { v = _mm512_loadu_ps(at); }
-  static void splat(__m512i& v, const std::int32_t* at) { v = _mm512_set1_epi32(*at); }
-  static void splat(__m512& v, const float* at) { v = _mm512_set1_ps(*at); }
+  template <bool kBroadcast>
+  static void set(__m512i& v, const std::int32_t* at) {
+    v = kBroadcast ? _mm512_set1_epi32(*at) : _mm512_loadu_si512(at);
+  }
+  template <bool kBroadcast>
+  static void set(__m512& v, const float* at) {
+    v = kBroadcast ? _mm512_set1_ps(*at) : _mm512_loadu_ps(at);
+  }
 };
 
 // clamp(r + zy, lo, hi) for an s32 r, exact for every r: the bounds move to r's side, where they
