@@ -4,8 +4,9 @@
 // interleave into 4 vectors of 16 pixels x 4 channels; vpdpbusd then multiplies them by the 4
 // weights of one output channel, broadcast, and an output channel's 64 sums go through the output
 // stage with its constants broadcast and are stored as 64 bytes of its row. Transposing both
-// tensors around the NHWC kernels instead cost as much as the layer itself. Built with AVX-512
-// flags: see kernels.hpp.
+// tensors around the NHWC kernels instead took about as long as the layer (MobileNetV2's
+// 16->96 expand at 112x112, 1 thread: 149 us so, 94 us this way). Built with AVX-512 flags: see
+// kernels.hpp.
 #include <immintrin.h>
 
 #include "engines/x64/avx512_vnni/kernels.hpp"
