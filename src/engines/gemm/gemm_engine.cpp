@@ -388,7 +388,7 @@ class GemmKernel final : public PreparedKernel {
       nchw_flat_->run(call, stage, zx, flip_input_, zx != 0 ? pattern_sums_.data() : nullptr);
       return;
     }
-    const std::int64_t rows = row_count(call.batch);
+    const std::int64_t rows = row_count(call.batch, call.threads);
     RunContext ctx = call;
     const auto& d = problem_.desc();
     // NCHW tensors: the tiles run on NHWC. An input the plan copies anyway is transposed by that
@@ -1006,8 +1006,8 @@ class GemmKernel final : public PreparedKernel {
   }
 
  private:
-  std::int64_t row_count(std::int64_t batch) const {
-    if (path_ == Path::flat) return (batch * out_h_ * out_w_ + flat_chunk() - 1) / flat_chunk();
+  std::int64_t row_count(std::int64_t batch, int threads) const {
+    if (path_ == Path::flat) return flat_tasks(batch * out_h_ * out_w_, threads);
     if (pixel_tiles_) return batch * ((pixel_tile_count() + chunk_tiles() - 1) / chunk_tiles());
     return batch * out_h_;
   }
@@ -1052,8 +1052,13 @@ class GemmKernel final : public PreparedKernel {
                       padding_row};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
-      const std::int64_t begin = row * flat_chunk();
-      const std::int64_t end = std::min(pixels, begin + flat_chunk());
+      std::int64_t begin = row * flat_chunk();
+      std::int64_t end = std::min(pixels, begin + flat_chunk());
+      if (flat_run_panels_) {  // flat_tasks' even runs
+        const std::int64_t tasks = flat_tasks(pixels, ctx.threads);
+        begin = row * pixels / tasks;
+        end = (row + 1) * pixels / tasks;
+      }
       const auto& d = problem_.desc();
       const bool strided = (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
       if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
@@ -1460,6 +1465,15 @@ class GemmKernel final : public PreparedKernel {
  private:
   std::int64_t flat_chunk() const {
     return flat_run_panels_ ? kFlatRunChunk : kFlatChunkTiles * max_rows_;
+  }
+  // A flat layer's tasks per panel: chunks of flat_chunk() pixels; with flat runs (which take any
+  // run of pixels) as many as a whole number per thread needs, all as long give or take one (196
+  // pixels on 2 threads as 98 + 98, not 192 + 4; 784 as 6 x 130-131, not 4 x 192 + 16, where each
+  // thread took half the work only by luck). The bits do not depend on where runs begin.
+  std::int64_t flat_tasks(std::int64_t pixels, int threads) const {
+    const std::int64_t chunks = (pixels + flat_chunk() - 1) / flat_chunk();
+    if (!flat_run_panels_ || threads <= 1) return chunks;
+    return std::min(pixels, (chunks + threads - 1) / threads * threads);
   }
   // Pixel tiles: per image, and per task (a flat chunk's worth).
   std::int64_t pixel_tile_count() const {
