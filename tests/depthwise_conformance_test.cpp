@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engines/engine.hpp"
@@ -158,6 +159,44 @@ TEST_P(DepthwiseConformance, LayersLargeEnoughForTwoThreads) {
       {24, 2, 50, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
   };
   expect_rounds_exact(GetParam(), rng, shapes);
+}
+
+// NCHW input, output or both on layers large enough for two threads, where the AVX-512 engines
+// run slabs of output rows, each transposing its input rows and its output rows in per-thread
+// scratch (whole-tensor transposes on one thread): slabs that start and end inside the image and
+// at its padded edges, rows in pairs (a transposed stride 2 and 3 take whole groups of pairs),
+// strides 1 and 2, two groups of kernel rows, a multiplier, u8, s8 and s32 outputs, batch 1 and 2.
+TEST_P(DepthwiseConformance, NchwSlabsOnTwoThreads) {
+  Rng rng(31);
+  const Geometry shapes[] = {
+      // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
+      {64, 1, 61, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      {80, 1, 70, 58, 3, 3, 2, 2, 1, 0, 1, 1, 0, false, 0},
+      {40, 1, 44, 45, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0},
+      {24, 2, 50, 47, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      {48, 1, 30, 31, 4, 4, 2, 2, 1, 1, 1, 1, 1, true, 0},
+      {32, 1, 21, 22, 5, 5, 3, 3, 1, 2, 2, 2, 2, true, 1},
+  };
+  const std::pair<Layout, Layout> layouts[] = {
+      {Layout::NCHW, Layout::NCHW}, {Layout::NCHW, Layout::NHWC}, {Layout::NHWC, Layout::NCHW}};
+  int round = 0;
+  for (const Geometry& g : shapes) {
+    for (const auto& [input, output] : layouts) {
+      ProblemDesc d = depthwise_desc(rng, g, 1 + round % 2, round % 2 == 0);
+      d.input_layout = input;
+      d.output_layout = output;
+      if (round % 3 == 2 && d.scheme.kind != SchemeKind::int32) {
+        d.output_dtype = DType::s32;
+        d.output_zero_point = 0;
+      }
+      SCOPED_TRACE("round " + std::to_string(round));
+      const RandomCase rc = test::random_case_for(rng, d);
+      expect_exact(GetParam(), rc, 2);
+      expect_exact(GetParam(), rc, 1);
+      if (HasFatalFailure()) return;
+      ++round;
+    }
+  }
 }
 
 // Every dtype pair and zero point extreme on a 3x3 layer whose channels fill one 64-lane block and

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The NCHW <-> NHWC transposes against the definition, on shapes around the 16 x 16 and 16 x 64
-// blocks and the rows past them, four at a time (tails of rows and of columns, strides wider than
-// the matrix) and for every value size.
+// blocks and the rows past them, four at a time (tails of rows and of columns, columns past the
+// last 16 of 64-row blocks, strides wider than the matrix) and for every value size.
 #include "engines/layout_transpose.hpp"
 
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@ std::vector<std::uint8_t> pattern(std::int64_t rows, std::int64_t stride, std::s
 TEST(LayoutTranspose, EveryShapeAroundTheBlocksAndEveryValueSize) {
   std::mt19937 rng(2026);
   for (std::size_t element : {1u, 2u, 4u, 8u}) {
-    for (std::int64_t rows : {0, 1, 2, 3, 4, 5, 15, 16, 17, 19, 20, 32, 47, 64}) {
+    for (std::int64_t rows : {0, 1, 2, 3, 4, 5, 15, 16, 17, 19, 20, 32, 47, 64, 129, 192}) {
       for (std::int64_t cols : {0, 1, 5, 16, 31, 33, 48, 63, 64, 65, 70, 130}) {
         const std::int64_t in_stride = cols + (rows % 3), out_stride = rows + (cols % 5);
         const std::vector<std::uint8_t> in = pattern(rows, in_stride, element, rng);

@@ -147,7 +147,13 @@ void transpose_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_
                                            out + j * out_stride + r, out_stride);
       }
     }
-    transpose_part(in, in_stride, out, out_stride, 0, wide_rows, full_cols, cols);
+    if (full_cols < cols) {  // the last columns, masked
+      for (std::int64_t r = 0; r < wide_rows; r += 4 * kBlock) {
+        avx512_vnni::transpose_64xn_bytes(in + r * in_stride + full_cols, in_stride,
+                                          out + full_cols * out_stride + r, out_stride,
+                                          static_cast<int>(cols - full_cols));
+      }
+    }
     // The rest of the blocks of 16 rows, 64 columns at a time.
     in += wide_rows * in_stride;
     out += wide_rows;

@@ -34,6 +34,7 @@
 #include "core/worker_scratch.hpp"
 #include "engines/gemm/activation_copies.hpp"
 #include "engines/gemm/stage_view.hpp"
+#include "engines/layout_transpose.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
 
 namespace qconv::detail::avx512_vnni {
@@ -64,6 +65,9 @@ constexpr std::int64_t kTilePixels = 8;
 // gained (0.84-1.28x -> 1.18-1.33x oneDNN's two threads at 56x56 s2 on an AMD Zen 5; at 768K per
 // thread those ran on one).
 constexpr std::int64_t kMinMacsPerThread = std::int64_t{448} << 10;
+
+// Input rows an NCHW slab transposes, at most (more when one output row alone reads more).
+constexpr std::int64_t kSlabInputBytes = std::int64_t{64} << 10;
 
 // One set of output columns: all of them (convolution), or x ≡ first_x mod stride_w (transposed).
 struct ColumnPhase {
@@ -224,6 +228,7 @@ class DepthwiseKernel final : public PreparedKernel {
         geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + kTilePixels) + 64,
         64);
     stage_bytes_ = 7 * round_up(out_channels_, 64) * 4;
+    if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) plan_slabs();
     for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
     for (ColumnPhase& c : geometry_.column_phases) {
@@ -265,7 +270,8 @@ class DepthwiseKernel final : public PreparedKernel {
     if (geometry_.row_pairs) out << " (output rows in pairs)";
     if (splits_ > 1) out << " (w - zw outside s8: " << splits_ << " taps per weight)";
     if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
-      out << " (NCHW through NHWC copies)";
+      out << " (NCHW: whole-tensor transposes on one thread; on more, slabs of up to "
+          << slab_tasks_ << " task rows transposed in per-thread scratch)";
     }
     if (epilogue_ == nullptr) out << " (scalar output stage)";
     const bool full_block = std::any_of(blocks_.begin(), blocks_.end(), [](const Block& b) {
@@ -284,51 +290,159 @@ class DepthwiseKernel final : public PreparedKernel {
     const int threads =
         static_cast<int>(std::clamp<std::int64_t>(macs / kMinMacsPerThread, 1, call.threads));
     // The calling thread's scratch: the output stage's arrays in the 64-lane blocks' lane order,
-    // then a slot of interleaved columns for each body that may run at once.
+    // then a slot of interleaved columns (and NCHW slabs) for each body that may run at once.
     const int slots = parallel_participants(threads);
+    const std::int64_t slot_bytes =
+        scratch_bytes_ + (slab_tasks_ > 0 ? slab_input_bytes_ + slab_output_bytes_ : 0);
     std::uint8_t* own =
         thread_scratch(static_cast<std::size_t>(stage_bytes_) +
-                           WorkerScratch::bytes(static_cast<std::size_t>(scratch_bytes_), slots),
+                           WorkerScratch::bytes(static_cast<std::size_t>(slot_bytes), slots),
                        0);
     StageView stage{};
     depthwise_block_stage(d.scheme.kind, stage_view(call.stage.vectors()), blocks64_, out_channels_,
                           reinterpret_cast<std::int32_t*>(own), stage);
-    WorkerScratch columns(own + stage_bytes_, static_cast<std::size_t>(scratch_bytes_), slots);
-    const void* input = call.input;
-    if (d.input_layout == Layout::NCHW) {
-      input = nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch, in_channels_,
-                             d.in_height, d.in_width, call.threads);
-    }
-    void* output = call.output;
-    const std::size_t element = element_size(d.output_dtype);
-    const bool nchw_output = d.output_layout == Layout::NCHW;
-    if (nchw_output) {
-      output = thread_scratch(
-          static_cast<std::size_t>(call.batch * out_h_ * out_w_ * out_channels_) * element, 2);
-    }
+    WorkerScratch columns(own + stage_bytes_, static_cast<std::size_t>(slot_bytes), slots);
     const auto zx = static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0));
     const auto blocks = static_cast<std::int64_t>(blocks_.size());
     const auto tasks_per_image = static_cast<std::int64_t>(task_rows_.size());
-    parallel_for(threads, call.batch * tasks_per_image * blocks,
-                 [&](std::int64_t begin, std::int64_t end) {
-                   const WorkerScratch::Claim slot(columns);
-                   std::uint8_t* scratch = slot.data();
-                   for (std::int64_t task = begin; task < end; ++task) {
-                     const std::int64_t row = task / blocks;
-                     run_row(call, static_cast<const std::uint8_t*>(input), output, stage, zx,
-                             row / tasks_per_image,
-                             task_rows_[static_cast<std::size_t>(row % tasks_per_image)],
-                             blocks_[static_cast<std::size_t>(task % blocks)],
-                             static_cast<std::size_t>(task % blocks), scratch);
-                   }
-                 });
-    if (nchw_output) {
-      nchw_from_nhwc(output, call.output, call.batch, out_channels_, out_h_ * out_w_, element,
-                     call.threads);
+    const std::size_t element = element_size(d.output_dtype);
+    const auto* input = static_cast<const std::uint8_t*>(call.input);
+    const std::int64_t in_image = d.in_height * d.in_width * in_channels_;
+    const std::int64_t out_image = out_h_ * out_w_ * out_channels_;
+    if (slab_tasks_ == 0 || threads == 1) {  // NHWC, or NCHW through whole-tensor transposes
+      if (d.input_layout == Layout::NCHW) {
+        input =
+            nhwc_from_nchw(input, call.batch, in_channels_, d.in_height, d.in_width, call.threads);
+      }
+      void* output = call.output;
+      const bool nchw_output = d.output_layout == Layout::NCHW;
+      if (nchw_output) {
+        output = thread_scratch(static_cast<std::size_t>(call.batch * out_image) * element, 2);
+      }
+      parallel_for(threads, call.batch * tasks_per_image * blocks,
+                   [&](std::int64_t begin, std::int64_t end) {
+                     const WorkerScratch::Claim slot(columns);
+                     for (std::int64_t task = begin; task < end; ++task) {
+                       const std::int64_t row = task / blocks, n = row / tasks_per_image;
+                       const auto block = static_cast<std::size_t>(task % blocks);
+                       run_row(call, input + n * in_image, 0,
+                               static_cast<std::byte*>(output) +
+                                   static_cast<std::size_t>(n * out_image) * element,
+                               0, stage, zx,
+                               task_rows_[static_cast<std::size_t>(row % tasks_per_image)],
+                               blocks_[block], block, slot.data());
+                     }
+                   });
+      if (nchw_output) {
+        nchw_from_nhwc(output, call.output, call.batch, out_channels_, out_h_ * out_w_, element,
+                       call.threads);
+      }
+      return;
     }
+    // NCHW on more than one thread: slabs of output rows, each transposing the input rows it reads
+    // into its own scratch and its output rows back from there, so that the bytes a thread
+    // transposes are the bytes it reads. Through whole-tensor transposes each core would read
+    // rows the other wrote, and at two threads those transposes took longer than at one
+    // (MobileNetV2's 112x112 and 56x56 layers: 1.3-1.5x faster this way; at one thread the
+    // whole-tensor transposes measured faster: no rows transposed twice, fewer partial blocks).
+    // At least two slabs a thread, where the rows allow.
+    const std::int64_t share = (tasks_per_image * call.batch + 2 * threads - 1) / (2 * threads);
+    const std::int64_t slab_tasks =
+        std::min(slab_tasks_, round_up(std::max<std::int64_t>(share, 1), slab_step()));
+    const std::int64_t slabs = (tasks_per_image + slab_tasks - 1) / slab_tasks;
+    parallel_for(threads, call.batch * slabs, [&](std::int64_t begin, std::int64_t end) {
+      const WorkerScratch::Claim slot(columns);
+      std::uint8_t* in_slab = slot.data() + scratch_bytes_;
+      std::byte* out_slab = reinterpret_cast<std::byte*>(in_slab + slab_input_bytes_);
+      for (std::int64_t task = begin; task < end; ++task) {
+        const std::int64_t n = task / slabs, first = task % slabs * slab_tasks;
+        const SlabRows r = slab_rows(first, std::min(first + slab_tasks, tasks_per_image));
+        const std::uint8_t* image = input + n * in_image;
+        std::int64_t first_row = 0;
+        if (d.input_layout == Layout::NCHW) {  // image n's [channels][pixels], rows of the slab
+          const std::int64_t pixels = d.in_height * d.in_width;
+          transpose_bytes(image + r.input_begin * d.in_width, pixels, in_slab, in_channels_,
+                          in_channels_, (r.input_end - r.input_begin) * d.in_width);
+          image = in_slab;
+          first_row = r.input_begin;
+        }
+        auto* out = static_cast<std::byte*>(call.output) +
+                    static_cast<std::size_t>(n * out_image) * element;
+        const bool nchw_output = d.output_layout == Layout::NCHW;
+        for (std::int64_t t = first; t < r.tasks_end; ++t) {
+          for (std::size_t b = 0; b < blocks_.size(); ++b) {
+            run_row(call, image, first_row, nchw_output ? out_slab : out,
+                    nchw_output ? r.output_begin : 0, stage, zx,
+                    task_rows_[static_cast<std::size_t>(t)], blocks_[b], b, slot.data());
+          }
+        }
+        if (nchw_output) {
+          const std::int64_t pixels = out_h_ * out_w_;
+          transpose_values(out_slab, out_channels_,
+                           out + static_cast<std::size_t>(r.output_begin * out_w_) * element,
+                           pixels, (r.output_end - r.output_begin) * out_w_, out_channels_,
+                           element);
+        }
+      }
+    });
   }
 
  private:
+  // The rows of a slab of task rows [first, end): the input rows its output rows read (within the
+  // image), and its output rows, both contiguous.
+  struct SlabRows {
+    std::int64_t tasks_end, input_begin, input_end, output_begin, output_end;
+  };
+  SlabRows slab_rows(std::int64_t first, std::int64_t end) const {
+    const auto& d = problem_.desc();
+    SlabRows r{end, d.in_height, 0, out_h_, 0};
+    for (std::int64_t t = first; t < end; ++t) {
+      const std::int64_t y = task_rows_[static_cast<std::size_t>(t)];
+      const std::int64_t last =
+          geometry_.row_pairs ? std::min(y + geometry_.row_step, out_h_ - 1) : y;
+      r.output_begin = std::min(r.output_begin, y);
+      r.output_end = std::max(r.output_end, last + 1);
+      for (std::size_t i = 0; i < row_slots(y); ++i) {
+        const std::int64_t iy = std::clamp<std::int64_t>(slot_input_row(y, i), 0, d.in_height - 1);
+        r.input_begin = std::min(r.input_begin, iy);
+        r.input_end = std::max(r.input_end, iy + 1);
+      }
+    }
+    r.input_begin = std::min(r.input_begin, r.input_end);
+    return r;
+  }
+  // Task rows per slab come in multiples of this, so that a slab's output rows are contiguous:
+  // transposed rows in pairs take task rows y and y + stride_h, so stride_h task rows together.
+  std::int64_t slab_step() const {
+    return problem_.transposed() && geometry_.row_pairs ? geometry_.row_step : 1;
+  }
+  // The task rows of an NCHW slab (as many as read at most kSlabInputBytes of input rows, at least
+  // slab_step()) and the scratch its input and output rows take.
+  void plan_slabs() {
+    const auto& d = problem_.desc();
+    const auto tasks = static_cast<std::int64_t>(task_rows_.size());
+    const std::int64_t row_bytes = d.in_width * in_channels_;
+    const auto input_bytes = [&](std::int64_t first, std::int64_t end) {
+      const SlabRows r = slab_rows(first, end);
+      return (r.input_end - r.input_begin) * row_bytes;
+    };
+    slab_tasks_ = std::min(slab_step(), tasks);
+    while (slab_tasks_ < tasks &&
+           input_bytes(0, std::min(slab_tasks_ + slab_step(), tasks)) <= kSlabInputBytes) {
+      slab_tasks_ = std::min(slab_tasks_ + slab_step(), tasks);
+    }
+    // The most any run of slab_tasks_ (or fewer) task rows reads and writes.
+    for (std::int64_t first = 0; first < tasks; first += slab_step()) {
+      const SlabRows r = slab_rows(first, std::min(first + slab_tasks_, tasks));
+      slab_input_bytes_ = std::max(slab_input_bytes_, (r.input_end - r.input_begin) * row_bytes);
+      slab_output_bytes_ =
+          std::max(slab_output_bytes_, (r.output_end - r.output_begin) * out_w_ * out_channels_ *
+                                           static_cast<std::int64_t>(element_size(d.output_dtype)));
+    }
+    slab_input_bytes_ = round_up(slab_input_bytes_, 64);
+    slab_output_bytes_ = round_up(slab_output_bytes_, 64);
+  }
+
   void plan_blocks() {
     for (std::int64_t o = 0; o < out_channels_;) {
       const std::int64_t left = out_channels_ - o;
@@ -415,31 +529,49 @@ class DepthwiseKernel final : public PreparedKernel {
     }
   }
 
-  void run_row(const RunContext& call, const std::uint8_t* input, void* output,
-               const StageView& stage, std::uint8_t zx, std::int64_t n, std::int64_t y,
-               const Block& b, std::size_t block_index, std::uint8_t* scratch) const {
+  // The row phase of output row y (with row pairs, the upper row's).
+  std::size_t row_phase(std::int64_t y) const {
     const auto& d = problem_.desc();
-    const bool transposed = problem_.transposed();
-    const std::size_t a = transposed ? static_cast<std::size_t>(y % d.stride_h) : 0;
-    const bool pairs = geometry_.row_pairs;
-    const std::size_t phase = pairs ? 2 * a : a;
-    const auto& kernel_rows = geometry_.row_phases[phase];
+    const std::size_t a = problem_.transposed() ? static_cast<std::size_t>(y % d.stride_h) : 0;
+    return geometry_.row_pairs ? 2 * a : a;
+  }
+  // The slots of input rows output row y's columns hold: its kernel rows', and with row pairs one
+  // more (slot i then holds slot 0's input row + i).
+  std::size_t row_slots(std::int64_t y) const {
+    const auto& kernel_rows = geometry_.row_phases[row_phase(y)];
+    return kernel_rows.size() + (geometry_.row_pairs && !kernel_rows.empty() ? 1 : 0);
+  }
+  // The input row in slot i of output row y's columns (outside [0, in_height): the zero point).
+  std::int64_t slot_input_row(std::int64_t y, std::size_t i) const {
+    const auto& d = problem_.desc();
+    const auto& kernel_rows = geometry_.row_phases[row_phase(y)];
     const auto input_row = [&](std::int64_t r) {
-      return transposed ? floor_div(y + d.pad_top - r * d.dilation_h, d.stride_h)
-                        : y * d.stride_h + r * d.dilation_h - d.pad_top;
+      return problem_.transposed() ? floor_div(y + d.pad_top - r * d.dilation_h, d.stride_h)
+                                   : y * d.stride_h + r * d.dilation_h - d.pad_top;
     };
-    // With row pairs slot i holds input row (that of slot 0) + i, one more slot than row y uses.
-    const std::size_t slots = kernel_rows.size() + (pairs && !kernel_rows.empty() ? 1 : 0);
+    return geometry_.row_pairs ? input_row(kernel_rows[0]) + static_cast<std::int64_t>(i)
+                               : input_row(kernel_rows[i]);
+  }
+
+  // Output row y (and with row pairs y + row_step) of block b. `image`: NHWC input rows from
+  // `first_row` of the image on; `out_image`: NHWC output rows from `first_out_row` on.
+  void run_row(const RunContext& call, const std::uint8_t* image, std::int64_t first_row,
+               void* out_image, std::int64_t first_out_row, const StageView& stage, std::uint8_t zx,
+               std::int64_t y, const Block& b, std::size_t block_index,
+               std::uint8_t* scratch) const {
+    const auto& d = problem_.desc();
+    const bool pairs = geometry_.row_pairs;
+    const std::size_t phase = row_phase(y);
+    const std::size_t slots = row_slots(y);
     const auto groups = static_cast<std::int32_t>((slots + 3) / 4);
     std::array<const std::uint8_t*, kMaxKernelRows> rows;  // NOLINT: the first groups · 4 set
     for (std::int32_t i = 0; i < groups * 4; ++i) {
       rows[static_cast<std::size_t>(i)] = nullptr;
       if (static_cast<std::size_t>(i) >= slots) continue;
-      const std::int64_t iy = pairs ? input_row(kernel_rows[0]) + i
-                                    : input_row(kernel_rows[static_cast<std::size_t>(i)]);
+      const std::int64_t iy = slot_input_row(y, static_cast<std::size_t>(i));
       if (iy < 0 || iy >= d.in_height) continue;
       rows[static_cast<std::size_t>(i)] =
-          input + ((n * d.in_height + iy) * d.in_width) * in_channels_ + b.input_offset;
+          image + ((iy - first_row) * d.in_width) * in_channels_ + b.input_offset;
     }
     const std::int64_t buffer_bytes =
         static_cast<std::int64_t>(geometry_.max_groups) * columns_ * 4 * b.width;
@@ -460,16 +592,18 @@ class DepthwiseKernel final : public PreparedKernel {
     const DepthwiseColumns* source =
         fused_ != nullptr && b.width == 64 && b.channels == 64 && groups == 1 ? &build : nullptr;
     if (groups > 0 && source == nullptr) depthwise_columns(build);
-    write_row(call, output, stage, zx, n, y, phase, groups, b, block_index, scratch, raw, source);
+    write_row(call, out_image, y - first_out_row, stage, zx, phase, groups, b, block_index, scratch,
+              raw, source);
     if (pairs && y + geometry_.row_step < out_h_) {
-      write_row(call, output, stage, zx, n, y + geometry_.row_step, phase + 1, groups, b,
-                block_index, scratch, raw, source);
+      write_row(call, out_image, y + geometry_.row_step - first_out_row, stage, zx, phase + 1,
+                groups, b, block_index, scratch, raw, source);
     }
   }
 
-  // Output row y of block b from the interleaved columns in `scratch`, with row phase a's weights.
-  void write_row(const RunContext& call, void* output, const StageView& stage, std::uint8_t zx,
-                 std::int64_t n, std::int64_t y, std::size_t a, std::int32_t groups, const Block& b,
+  // An output row of block b, row `at` of out_image, from the interleaved columns in `scratch`,
+  // with row phase a's weights.
+  void write_row(const RunContext& call, void* out_image, std::int64_t at, const StageView& stage,
+                 std::uint8_t zx, std::size_t a, std::int32_t groups, const Block& b,
                  std::size_t block_index, const std::uint8_t* scratch, std::int32_t* raw,
                  const DepthwiseColumns* source) const {
     const auto& d = problem_.desc();
@@ -483,8 +617,8 @@ class DepthwiseKernel final : public PreparedKernel {
           (static_cast<std::size_t>(block_index) * geometry_.row_phases.size() + a) *
               geometry_.column_phases.size() +
           c;
-      const std::int64_t first_pixel = (n * out_h_ + y) * out_w_ + phase.first_x;
-      void* out = static_cast<std::byte*>(output) +
+      const std::int64_t first_pixel = at * out_w_ + phase.first_x;
+      void* out = static_cast<std::byte*>(out_image) +
                   static_cast<std::size_t>(first_pixel * out_channels_ + b.channel) * element;
       const DepthwiseOutputKernel kernel = source != nullptr ? fused_ : phase.kernel;
       kernel({scratch, groups, static_cast<std::int32_t>(columns_), b.width,
@@ -522,6 +656,8 @@ class DepthwiseKernel final : public PreparedKernel {
   AlignedVector<std::int32_t> sums_;
   std::vector<std::int64_t> weight_offsets_, sum_offsets_;  // per (block, row phase, col phase)
   std::int64_t columns_ = 0, scratch_bytes_ = 0, stage_bytes_ = 0;
+  // NCHW input or output: task rows per slab (0: NHWC in and out, no slabs), and a slab's bytes.
+  std::int64_t slab_tasks_ = 0, slab_input_bytes_ = 0, slab_output_bytes_ = 0;
   std::int64_t blocks64_ = 0;  // the first blocks, 64 lanes wide
   EpilogueKernel epilogue_ = nullptr;
   DepthwiseOutputKernel fused_ = nullptr;  // full 64-lane blocks' kernel, or null: the buffer's

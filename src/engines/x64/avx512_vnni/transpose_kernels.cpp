@@ -69,14 +69,22 @@ void transpose_16x64_bytes(const std::uint8_t* in, std::int64_t in_stride, std::
   }
 }
 
-void transpose_64x16_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
-                           std::int64_t out_stride) {
+namespace {
+
+// Columns [0, cols) of 64 rows (kWhole: all 16, plain loads and stores).
+template <bool kWhole>
+void transpose_64_rows(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                       std::int64_t out_stride, int cols) {
   // Lane L holds rows 16L..16L+15: the vector of column j is then column j of all 64 rows, one
   // whole 64-byte store (a cache line where the output is aligned).
+  const auto mask = static_cast<__mmask16>(kWhole ? 0xffff : (1u << cols) - 1);
   __m512i a[16], even[8], odd[8];
   for (int i = 0; i < 16; ++i) {
     const auto row = [&](int r) {
-      return _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + r * in_stride));
+      const std::uint8_t* at = in + r * in_stride;
+      // Masked: the bytes past the last column are not read (they may lie past the allocation).
+      return kWhole ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(at))
+                    : _mm_maskz_loadu_epi8(mask, at);
     };
     __m512i v = _mm512_castsi128_si512(row(i));
     v = _mm512_inserti32x4(v, row(16 + i), 1);
@@ -85,9 +93,21 @@ void transpose_64x16_bytes(const std::uint8_t* in, std::int64_t in_stride, std::
   }
   transpose_lanes(a, even, odd);
   for (int m = 0; m < 8; ++m) {
-    _mm512_storeu_si512(out + (2 * m) * out_stride, even[m]);
-    _mm512_storeu_si512(out + (2 * m + 1) * out_stride, odd[m]);
+    if (kWhole || 2 * m < cols) _mm512_storeu_si512(out + (2 * m) * out_stride, even[m]);
+    if (kWhole || 2 * m + 1 < cols) _mm512_storeu_si512(out + (2 * m + 1) * out_stride, odd[m]);
   }
+}
+
+}  // namespace
+
+void transpose_64x16_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                           std::int64_t out_stride) {
+  transpose_64_rows<true>(in, in_stride, out, out_stride, 16);
+}
+
+void transpose_64xn_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                          std::int64_t out_stride, int cols) {
+  transpose_64_rows<false>(in, in_stride, out, out_stride, cols);
 }
 
 void transpose_4x64_bytes_to_dwords(const std::uint8_t* in, std::int64_t in_stride, int rows,

@@ -14,6 +14,9 @@ void transpose_16x64_bytes(const std::uint8_t* in, std::int64_t in_stride, std::
 // out[c·out_stride + r] = in[r·in_stride + c] for r < 64, c < 16: 16-byte loads, 64-byte stores.
 void transpose_64x16_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
                            std::int64_t out_stride);
+// The same for the first `cols` (1 to 15) columns: no byte past them read or written.
+void transpose_64xn_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                          std::int64_t out_stride, int cols);
 
 // out[4·c + r] = in[r·in_stride + c] for r < 4, c < cols (at most 64): up to 64 columns of up to
 // 4 rows as dwords, rows past `rows` and columns past `cols` 0 (a 3-channel NCHW image's pixels,
