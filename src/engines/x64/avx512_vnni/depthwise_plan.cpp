@@ -341,9 +341,9 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     // NCHW on more than one thread: slabs of output rows, each transposing the input rows it reads
     // into its own scratch and its output rows back from there, so that the bytes a thread
-    // transposes are the bytes it reads. Through whole-tensor transposes each core would read
-    // rows the other wrote, and at two threads those transposes took longer than at one
-    // (MobileNetV2's 112x112 and 56x56 layers: 1.3-1.5x faster this way; at one thread the
+    // transposes are the bytes it reads, while in its cache. Whole-tensor transposes took longer
+    // at two threads than at one, and their rows were read by the other core half the time
+    // (MobileNetV2's 112x112 and 56x56 layers: 1.15-1.35x faster this way; at one thread the
     // whole-tensor transposes measured faster: no rows transposed twice, fewer partial blocks).
     // At least two slabs a thread, where the rows allow.
     const std::int64_t share = (tasks_per_image * call.batch + 2 * threads - 1) / (2 * threads);
