@@ -199,6 +199,45 @@ TEST_P(DepthwiseConformance, NchwSlabsOnTwoThreads) {
   }
 }
 
+// fbgemm to u8 and s8 where the value before rounding runs far past the output's range, on each
+// tile layout (rows in pairs over 64 + 16 lanes, stride 2 interleaved in registers, a transposed
+// layer's 2 taps per phase, any layout): below 2^31 the kernels leave the high clamp to the packs
+// to bytes, which saturate there; past 2^31 (a tiny output scale, a huge bias) and under a clamp
+// below the dtype's maximum they must clamp, or the conversion's INT32_MIN would come out as the
+// lowest value.
+TEST_P(DepthwiseConformance, FbgemmValuesPastTheOutputRange) {
+  Rng rng(37);
+  const Geometry shapes[] = {
+      // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
+      {80, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      {128, 1, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0},
+      {64, 1, 7, 9, 4, 4, 2, 2, 1, 1, 1, 1, 1, true, 0},
+      {72, 1, 8, 8, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0},
+  };
+  for (const Geometry& g : shapes) {
+    for (int round = 0; round < 8; ++round) {
+      ProblemDesc d = depthwise_desc(rng, g, 1 + round % 2, false, SchemeKind::fbgemm);
+      d.input_dtype = DType::u8;
+      d.input_zero_point = test::random_zero_point(rng, DType::u8, false);
+      d.output_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
+      d.output_zero_point = round % 2 == 0 ? 10 : 3;
+      d.input_scale = 1.0;
+      d.weight_scale.assign(d.weight_scale.size(), 1.0);
+      d.output_scale = 20.0;  // sums up to 9 · 255² / 20 ≈ 29,000: far past 255, within 2^31
+      d.activation = Activation::none();
+      d.has_bias = true;
+      const int kind = round / 2;
+      if (kind == 1) d.output_scale = 1e-5;  // sums past 2^31
+      if (kind == 2) d.activation = Activation::clamp(-500.0, 1000.0);  // hi 50 + zy
+      RandomCase rc = test::random_case_for(rng, d);
+      if (kind == 3) rc.bias_f32[1] = 1e12f;  // one channel past 2^31
+      SCOPED_TRACE("round " + std::to_string(round));
+      expect_exact(GetParam(), rc, 1 + round % 2);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // Every dtype pair and zero point extreme on a 3x3 layer whose channels fill one 64-lane block and
 // end in a 16-lane tail: w − zw spans one, two or three s8 parts.
 TEST_P(DepthwiseConformance, DTypesAndZeroPoints) {

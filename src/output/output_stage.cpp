@@ -96,6 +96,14 @@ void OutputStage::derive_vectors() {
   fill(v.bias_s32, [](const ChannelConstants& c) { return c.bias_s32; });
   fill(v.bias_f32, [](const ChannelConstants& c) { return c.bias_f32; });
   fill(v.scale_f32, [](const ChannelConstants& c) { return c.scale_f32; });
+  v.largest_scale = v.largest_scaled_bias = 0;
+  for (const ChannelConstants& c : channels_) {
+    const double scale = std::fabs(static_cast<double>(c.scale_f32));
+    const double scaled_bias = std::fabs(static_cast<double>(c.bias_f32)) * scale;
+    const bool finite = std::isfinite(scale) && std::isfinite(scaled_bias);
+    v.largest_scale = finite ? std::max(v.largest_scale, scale) : HUGE_VAL;
+    v.largest_scaled_bias = finite ? std::max(v.largest_scaled_bias, scaled_bias) : HUGE_VAL;
+  }
   const auto vector_lane = unit_->vector_lane;
   if (vector_lane == nullptr) {
     fill(v.q31, [](const ChannelConstants& c) { return c.q31; });

@@ -36,6 +36,11 @@ struct VectorConstants {
   AlignedVector<std::int32_t> shift_left;
   AlignedVector<std::int32_t> shift_right;
   AlignedVector<std::int32_t> round_down;
+  // The largest scale_f32 and |bias_f32|·scale_f32 of any channel (infinity when one is not
+  // finite): |(acc + bias_f32)·scale_f32| ≤ |acc|·largest_scale + largest_scaled_bias, give or take
+  // rounding, bounds the float schemes' values before they are rounded.
+  double largest_scale = 0;
+  double largest_scaled_bias = 0;
   std::int32_t zero_point = 0;
   std::int32_t lo = 0;  // the output range after the dtype and the fused activation
   std::int32_t hi = 0;

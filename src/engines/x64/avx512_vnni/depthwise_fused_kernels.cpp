@@ -21,9 +21,10 @@ using namespace depthwise;
 // pixel has two columns of its own; built into a buffer, their stores and the loads back cost
 // more than the unpacks and the tile's vpdpbusd together.
 // kParts: each kernel column's w − zw in that many s8 parts, one vpdpbusd each.
-template <SchemeKind K, bool kSaturatedLow, int kParts>
+template <SchemeKind K, bool kSaturatedLow, bool kSaturatedHigh, int kParts>
 struct FusedStride2Tiles {
-  BlockTiles<K, Written::bytes, kSaturatedLow, 3, kParts, 2> block;  // its start and output stage
+  // Its start and output stage.
+  BlockTiles<K, Written::bytes, kSaturatedLow, kSaturatedHigh, 3, kParts, 2> block;
   const std::uint8_t* row[4];  // input column 0 of each slot, or null: the zero point
   __m512i fill;
   std::int64_t pixel_bytes, first_column, in_width;
@@ -89,10 +90,15 @@ void run_fused_stride2(const DepthwiseOutputs& o) {
   const StageView& s = *o.stage;
   if constexpr (kEveryKernelVariant) {
     if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
-      return for_tiles<4>(o.pixels, FusedStride2Tiles<K, true, kParts>(o));
+      if constexpr (K == SchemeKind::fbgemm) {
+        if (o.saturated_high) {
+          return for_tiles<4>(o.pixels, FusedStride2Tiles<K, true, true, kParts>(o));
+        }
+      }
+      return for_tiles<4>(o.pixels, FusedStride2Tiles<K, true, false, kParts>(o));
     }
   }
-  for_tiles<4>(o.pixels, FusedStride2Tiles<K, false, kParts>(o));
+  for_tiles<4>(o.pixels, FusedStride2Tiles<K, false, false, kParts>(o));
 }
 
 template <SchemeKind K>

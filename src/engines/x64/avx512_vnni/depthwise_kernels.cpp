@@ -33,10 +33,15 @@ void run_outputs(const DepthwiseOutputs& o) {
     const StageView& s = *o.stage;
     if constexpr (W == Written::bytes && kEveryKernelVariant) {
       if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
-        return for_tiles<4>(o.pixels, BlockTiles<K, W, true, kColumns, kParts, kStep>(o));
+        if constexpr (K == SchemeKind::fbgemm) {
+          if (o.saturated_high) {
+            return for_tiles<4>(o.pixels, BlockTiles<K, W, true, true, kColumns, kParts, kStep>(o));
+          }
+        }
+        return for_tiles<4>(o.pixels, BlockTiles<K, W, true, false, kColumns, kParts, kStep>(o));
       }
     }
-    return for_tiles<4>(o.pixels, BlockTiles<K, W, false, kColumns, kParts, kStep>(o));
+    return for_tiles<4>(o.pixels, BlockTiles<K, W, false, false, kColumns, kParts, kStep>(o));
   }
   const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
   for (int v = 0; v < o.width / 16 && 16 * v < o.channels; ++v) {

@@ -228,6 +228,7 @@ class DepthwiseKernel final : public PreparedKernel {
         geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + kTilePixels) + 64,
         64);
     stage_bytes_ = 7 * round_up(out_channels_, 64) * 4;
+    largest_sum_ = static_cast<double>(d.kernel_h * d.kernel_w) * 255.0 * 255.0;
     if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) plan_slabs();
     for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
@@ -302,7 +303,9 @@ class DepthwiseKernel final : public PreparedKernel {
     depthwise_block_stage(d.scheme.kind, stage_view(call.stage.vectors()), blocks64_, out_channels_,
                           reinterpret_cast<std::int32_t*>(own), stage);
     WorkerScratch columns(own + stage_bytes_, static_cast<std::size_t>(slot_bytes), slots);
-    const auto zx = static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0));
+    const RowCall row_call{
+        call, stage, static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0)),
+        saturates_high(call.stage.vectors())};
     const auto blocks = static_cast<std::int64_t>(blocks_.size());
     const auto tasks_per_image = static_cast<std::int64_t>(task_rows_.size());
     const std::size_t element = element_size(d.output_dtype);
@@ -325,11 +328,10 @@ class DepthwiseKernel final : public PreparedKernel {
                      for (std::int64_t task = begin; task < end; ++task) {
                        const std::int64_t row = task / blocks, n = row / tasks_per_image;
                        const auto block = static_cast<std::size_t>(task % blocks);
-                       run_row(call, input + n * in_image, 0,
+                       run_row(row_call, input + n * in_image, 0,
                                static_cast<std::byte*>(output) +
                                    static_cast<std::size_t>(n * out_image) * element,
-                               0, stage, zx,
-                               task_rows_[static_cast<std::size_t>(row % tasks_per_image)],
+                               0, task_rows_[static_cast<std::size_t>(row % tasks_per_image)],
                                blocks_[block], block, slot.data());
                      }
                    });
@@ -371,9 +373,9 @@ class DepthwiseKernel final : public PreparedKernel {
         const bool nchw_output = d.output_layout == Layout::NCHW;
         for (std::int64_t t = first; t < r.tasks_end; ++t) {
           for (std::size_t b = 0; b < blocks_.size(); ++b) {
-            run_row(call, image, first_row, nchw_output ? out_slab : out,
-                    nchw_output ? r.output_begin : 0, stage, zx,
-                    task_rows_[static_cast<std::size_t>(t)], blocks_[b], b, slot.data());
+            run_row(row_call, image, first_row, nchw_output ? out_slab : out,
+                    nchw_output ? r.output_begin : 0, task_rows_[static_cast<std::size_t>(t)],
+                    blocks_[b], b, slot.data());
           }
         }
         if (nchw_output) {
@@ -388,6 +390,24 @@ class DepthwiseKernel final : public PreparedKernel {
   }
 
  private:
+  // What every output row of one call shares.
+  struct RowCall {
+    const RunContext& run;
+    const StageView& stage;  // depthwise_block_stage()'s
+    std::uint8_t zx;         // the input zero point as the columns hold it (+128 for an s8 input)
+    bool saturated_high;     // DepthwiseOutputs::saturated_high
+  };
+  // Whether fbgemm's (acc + bias)·scale stays below 2^30 in magnitude on this call, its output
+  // range reaching the dtype's maximum: then the narrowing's saturation clamps above
+  // (DepthwiseOutputs::saturated_high).
+  bool saturates_high(const VectorConstants& v) const {
+    const auto& d = problem_.desc();
+    const bool full_range = (d.output_dtype == DType::u8 && v.hi == 255) ||
+                            (d.output_dtype == DType::s8 && v.hi == 127);
+    return d.scheme.kind == SchemeKind::fbgemm && full_range &&
+           largest_sum_ * v.largest_scale + v.largest_scaled_bias < 0x1p30;
+  }
+
   // The rows of a slab of task rows [first, end): the input rows its output rows read (within the
   // image), and its output rows, both contiguous.
   struct SlabRows {
@@ -555,10 +575,9 @@ class DepthwiseKernel final : public PreparedKernel {
 
   // Output row y (and with row pairs y + row_step) of block b. `image`: NHWC input rows from
   // `first_row` of the image on; `out_image`: NHWC output rows from `first_out_row` on.
-  void run_row(const RunContext& call, const std::uint8_t* image, std::int64_t first_row,
-               void* out_image, std::int64_t first_out_row, const StageView& stage, std::uint8_t zx,
-               std::int64_t y, const Block& b, std::size_t block_index,
-               std::uint8_t* scratch) const {
+  void run_row(const RowCall& call, const std::uint8_t* image, std::int64_t first_row,
+               void* out_image, std::int64_t first_out_row, std::int64_t y, const Block& b,
+               std::size_t block_index, std::uint8_t* scratch) const {
     const auto& d = problem_.desc();
     const bool pairs = geometry_.row_pairs;
     const std::size_t phase = row_phase(y);
@@ -586,25 +605,25 @@ class DepthwiseKernel final : public PreparedKernel {
                                  b.input_bytes,
                                  multiplier_ > 1 ? expand_.data() + block_index * 64 : nullptr,
                                  flip_input_,
-                                 zx,
+                                 call.zx,
                                  scratch};
     // A full 64-lane block with a fused kernel reads the rows itself: no buffer to build.
     const DepthwiseColumns* source =
         fused_ != nullptr && b.width == 64 && b.channels == 64 && groups == 1 ? &build : nullptr;
     if (groups > 0 && source == nullptr) depthwise_columns(build);
-    write_row(call, out_image, y - first_out_row, stage, zx, phase, groups, b, block_index, scratch,
-              raw, source);
+    write_row(call, out_image, y - first_out_row, phase, groups, b, block_index, scratch, raw,
+              source);
     if (pairs && y + geometry_.row_step < out_h_) {
-      write_row(call, out_image, y + geometry_.row_step - first_out_row, stage, zx, phase + 1,
-                groups, b, block_index, scratch, raw, source);
+      write_row(call, out_image, y + geometry_.row_step - first_out_row, phase + 1, groups, b,
+                block_index, scratch, raw, source);
     }
   }
 
   // An output row of block b, row `at` of out_image, from the interleaved columns in `scratch`,
   // with row phase a's weights.
-  void write_row(const RunContext& call, void* out_image, std::int64_t at, const StageView& stage,
-                 std::uint8_t zx, std::size_t a, std::int32_t groups, const Block& b,
-                 std::size_t block_index, const std::uint8_t* scratch, std::int32_t* raw,
+  void write_row(const RowCall& call, void* out_image, std::int64_t at, std::size_t a,
+                 std::int32_t groups, const Block& b, std::size_t block_index,
+                 const std::uint8_t* scratch, std::int32_t* raw,
                  const DepthwiseColumns* source) const {
     const auto& d = problem_.desc();
     const bool transposed = problem_.transposed();
@@ -621,16 +640,31 @@ class DepthwiseKernel final : public PreparedKernel {
       void* out = static_cast<std::byte*>(out_image) +
                   static_cast<std::size_t>(first_pixel * out_channels_ + b.channel) * element;
       const DepthwiseOutputKernel kernel = source != nullptr ? fused_ : phase.kernel;
-      kernel({scratch, groups, static_cast<std::int32_t>(columns_), b.width,
-              static_cast<std::int32_t>(phase.tap_columns.size()), phase.tap_columns.data(),
-              weights_.data() + weight_offsets_[index], sums_.data() + sum_offsets_[index], zx,
-              static_cast<std::int32_t>(phase.pixels), phase.step, b.channels, b.channel, out,
-              out_stride, d.output_dtype == DType::s8, &stage, raw, source});
+      kernel({scratch,
+              groups,
+              static_cast<std::int32_t>(columns_),
+              b.width,
+              static_cast<std::int32_t>(phase.tap_columns.size()),
+              phase.tap_columns.data(),
+              weights_.data() + weight_offsets_[index],
+              sums_.data() + sum_offsets_[index],
+              call.zx,
+              static_cast<std::int32_t>(phase.pixels),
+              phase.step,
+              b.channels,
+              b.channel,
+              out,
+              out_stride,
+              d.output_dtype == DType::s8,
+              call.saturated_high,
+              &call.stage,
+              raw,
+              source});
       if (epilogue_ != nullptr) continue;
       // No vector form for this (scheme, dtype): the scalar output stage, element by element.
       for (std::int64_t p = 0; p < phase.pixels; ++p) {
         for (std::int32_t k = 0; k < b.channels; ++k) {
-          const std::int32_t v = call.stage.apply(raw[p * 64 + k], b.channel + k);
+          const std::int32_t v = call.run.stage.apply(raw[p * 64 + k], b.channel + k);
           std::byte* at =
               static_cast<std::byte*>(out) + static_cast<std::size_t>(p * out_stride + k) * element;
           if (element == 4) {
@@ -649,6 +683,8 @@ class DepthwiseKernel final : public PreparedKernel {
   std::int64_t in_channels_ = 0, out_channels_ = 0, multiplier_ = 1, out_h_ = 0, out_w_ = 0;
   bool flip_input_ = false;
   int splits_ = 1;
+  // The largest |Σ (x − zx)(w − zw)| of an output: taps · 255 · 255.
+  double largest_sum_ = 0;
   std::vector<Block> blocks_;
   std::vector<std::int64_t> task_rows_;
   std::vector<std::uint16_t> expand_;  // m ≥ 2: per block, 64 lane → span byte indices

@@ -172,8 +172,10 @@ inline void transpose_lanes(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
 // packs to 16 bits and one to 8, which leave the channels in order (see depthwise_columns.cpp), and
 // one 64-byte store; to s32 (or the exact sums), the lanes transposed back and four stores. The
 // pack to bytes is the only step where u8 and s8 differ (chosen once per tile). kSaturatedLow: the
-// pack to bytes saturates at the output's lower bound, so the schemes skip their own low clamp.
-template <SchemeKind K, Written W, bool kSaturatedLow, int kColumns, int kParts, int kStep>
+// pack to bytes saturates at the output's lower bound, so the schemes skip their own low clamp;
+// kSaturatedHigh (fbgemm): likewise at the upper bound (DepthwiseOutputs::saturated_high).
+template <SchemeKind K, Written W, bool kSaturatedLow, bool kSaturatedHigh, int kColumns,
+          int kParts, int kStep>
 struct BlockTiles {
   static constexpr bool kRaw = W == Written::sums;
   static constexpr bool kBytes = W == Written::bytes;
@@ -214,9 +216,9 @@ struct BlockTiles {
     if constexpr (!kRaw) at = stage_lanes::Lanes::load<K>(stage, o.channel + 16 * v);
 #pragma GCC unroll 8
     for (int p = 0; p < kTile; ++p) {
-      const __m512i result =
-          kRaw ? acc[p]
-               : stage_lanes::apply<K>(acc[p], at, stage, kSaturatedLow, !kZeroPointOnWords);
+      const __m512i result = kRaw ? acc[p]
+                                  : stage_lanes::apply<K>(acc[p], at, stage, kSaturatedLow,
+                                                          !kZeroPointOnWords, kSaturatedHigh);
       if constexpr (kBytes) {  // words as soon as a pair of vectors is done
         if (v % 2 == 0) {
           r[v][p] = result;

@@ -166,7 +166,10 @@ struct DepthwiseOutputs {
   void* output;                // pixel 0's first channel
   std::int64_t output_stride;  // elements between consecutive pixels
   bool signed_output;          // an s8 output (else u8, or s32: 4-byte elements)
-  const StageView* stage;      // depthwise_block_stage()'s: 64-lane blocks in their lanes' order
+  // fbgemm to bytes whose (acc + bias)·scale stays below 2^31 in magnitude with hi the dtype's
+  // maximum: the packs to bytes saturate there, so the stage may skip its high clamp.
+  bool saturated_high;
+  const StageView* stage;  // depthwise_block_stage()'s: 64-lane blocks in their lanes' order
   // Written instead of the output when the (scheme, output dtype) has no vector output stage: the
   // exact sums, [pixels rounded up to 8][64], 64-byte aligned, for the scalar stage.
   std::int32_t* sums;

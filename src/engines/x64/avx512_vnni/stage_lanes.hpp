@@ -97,11 +97,13 @@ inline __m512i round_clamped(__m512 v, float lo, float hi) {
 }
 
 // rne(x) + zy clamped to [lo, hi] (fbgemm, onnxruntime: the zero point added after rounding), the
-// clamp done on x (integer bounds: the same). The high clamp always: 2^31 or more would convert to
-// INT32_MIN; the low one unless the narrowing saturates there (saturated_low, below).
+// clamp done on x (integer bounds: the same). The high clamp unless the narrowing saturates there
+// and |x| < 2^31 (saturated_high, below: 2^31 or more would convert to INT32_MIN); the low one
+// unless the narrowing saturates there (saturated_low).
 inline __m512i round_then_add_zero_point(__m512 x, const StageView& s, bool saturated_low,
-                                         bool add_zero_point) {
-  x = _mm512_min_ps(x, _mm512_set1_ps(static_cast<float>(s.hi - s.zero_point)));
+                                         bool add_zero_point, bool saturated_high) {
+  if (!saturated_high)
+    x = _mm512_min_ps(x, _mm512_set1_ps(static_cast<float>(s.hi - s.zero_point)));
   if (!saturated_low) x = _mm512_max_ps(x, _mm512_set1_ps(static_cast<float>(s.lo - s.zero_point)));
   const __m512i r = _mm512_cvtps_epi32(x);
   return add_zero_point ? _mm512_add_epi32(r, _mm512_set1_epi32(s.zero_point)) : r;
@@ -109,6 +111,8 @@ inline __m512i round_then_add_zero_point(__m512 x, const StageView& s, bool satu
 
 // `saturated_low`: the output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥
 // 0, so even INT32_MIN + zy stays negative): a scheme may skip its own low clamp.
+// `saturated_high`: fbgemm only, the narrowing saturates above at hi (the dtype's maximum) and the
+// value before rounding stays below 2^31 in magnitude (DepthwiseOutputs::saturated_high).
 // Whether scheme K's last step is adding zy to an integer already clamped to [lo − zy, hi − zy]
 // (or, with saturated_low, above it only): apply(…, add_zero_point = false) then leaves that add
 // to the caller, who may do it after narrowing (saturating 16-bit adds on packed words).
@@ -119,19 +123,20 @@ constexpr bool zero_point_added_last(SchemeKind k) {
 // Always inlined: out of line, its per-channel constants would be read back from memory per vector.
 template <SchemeKind K>
 [[gnu::always_inline]] inline __m512i apply(__m512i acc, const Lanes& at, const StageView& s,
-                                            bool saturated_low, bool add_zero_point = true) {
+                                            bool saturated_low, bool add_zero_point = true,
+                                            bool saturated_high = false) {
   const float zy = static_cast<float>(s.zero_point);
   if constexpr (K == SchemeKind::int32) {
     return finish(_mm512_add_epi32(acc, at.bias_s32), s, add_zero_point);
   } else if constexpr (K == SchemeKind::fbgemm) {
     const __m512 v = _mm512_add_ps(_mm512_cvtepi32_ps(acc), at.bias_f32);
     return round_then_add_zero_point(_mm512_mul_ps(v, at.scale_f32), s, saturated_low,
-                                     add_zero_point);
+                                     add_zero_point, saturated_high);
   } else if constexpr (K == SchemeKind::onnxruntime) {
     // f32(f32(acc + B) · m), rounded half to even, the zero point added after (SPEC §4).
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
     return round_then_add_zero_point(_mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32), s,
-                                     saturated_low, add_zero_point);
+                                     saturated_low, add_zero_point, false);
   } else if constexpr (K == SchemeKind::qnnpack) {
     const __m512i with_bias = _mm512_add_epi32(acc, at.bias_s32);
     const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(with_bias), at.scale_f32);
