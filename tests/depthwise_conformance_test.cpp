@@ -225,10 +225,10 @@ TEST_P(DepthwiseConformance, FbgemmValuesPastTheOutputRange) {
       d.weight_scale.assign(d.weight_scale.size(), 1.0);
       d.output_scale = 20.0;  // sums up to 9 · 255² / 20 ≈ 29,000: far past 255, within 2^31
       d.activation = Activation::none();
-      d.has_bias = true;
       const int kind = round / 2;
-      if (kind == 1) d.output_scale = 1e-5;  // sums past 2^31
-      if (kind == 2) d.activation = Activation::clamp(-500.0, 1000.0);  // hi 50 + zy
+      d.has_bias = kind != 1;
+      if (kind == 1) d.output_scale = 1e-5;  // sums past 2^31 (no bias to say so)
+      if (kind == 2) d.activation = Activation::clamp(-1e9, 1000.0);  // hi 50 + zy
       RandomCase rc = test::random_case_for(rng, d);
       if (kind == 3) rc.bias_f32[1] = 1e12f;  // one channel past 2^31
       SCOPED_TRACE("round " + std::to_string(round));

@@ -230,6 +230,51 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
   }
 }
 
+// fbgemm to u8 and s8 on flat runs of every panel width (1 to 4 vectors, a first layer's im2col
+// rows) where the value before rounding runs far past the output's range: below 2^31 the stores'
+// saturating narrowing stands for the high clamp; past 2^31 (a tiny output scale, a huge bias) and
+// under a clamp below the dtype's maximum the stage must clamp, or the conversion's INT32_MIN would
+// come out as the lowest value.
+TEST_P(EngineConformance, FlatRunsFbgemmValuesPastTheOutputRange) {
+  Rng rng(41);
+  struct Shape {
+    std::int64_t c, o, h, w, k, stride, pad;
+  };
+  const Shape shapes[] = {
+      {32, 16, 9, 15, 1, 1, 0}, {24, 48, 7, 9, 1, 1, 0},  {40, 64, 6, 7, 1, 1, 0},
+      {16, 96, 5, 11, 1, 1, 0}, {3, 32, 17, 19, 3, 2, 1},
+  };
+  for (const Shape& s : shapes) {
+    for (int round = 0; round < 8; ++round) {
+      RandomProblemOptions opt;
+      opt.scheme = SchemeKind::fbgemm;
+      opt.input_dtype = DType::u8;
+      RandomCase rc =
+          fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, 1 + round % 2, 1, true, opt);
+      ProblemDesc d = rc.desc;
+      d.output_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
+      d.output_zero_point = round % 2 == 0 ? 10 : 3;
+      d.input_scale = 1.0;
+      d.weight_scale.assign(d.weight_scale.size(), 1.0);
+      d.output_scale = 20.0;  // sums up to K · 255² / 20: far past 255, within 2^31
+      d.activation = Activation::none();
+      const int kind = round / 2;
+      d.has_bias = kind != 1;
+      if (kind == 1) d.output_scale = 1e-5;  // sums past 2^31 (no bias to say so)
+      if (kind == 2) d.activation = Activation::clamp(-1e9, 1000.0);  // hi 50 + zy
+      rc = test::random_case_for(rng, d);
+      if (kind == 3) rc.bias_f32[1] = 1e12f;  // one channel past 2^31
+      std::string failure, described;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure << " (round " << round << ")";
+      if (GetParam() == "avx512_vnni") {
+        EXPECT_NE(described.find("(flat runs"), std::string::npos) << described;
+      }
+    }
+  }
+}
+
 // 1x1 stride-1 unpadded layers without a weight zero point run as flat runs on avx512_vnni (tiles
 // of 16, 10, 6 or 5 pixels by the panel's 1 to 4 vectors, fewer for onnx and tvm, the output stage
 // from the registers): every scheme and output dtype (s32 from a requantizing scheme: tiles and

@@ -252,6 +252,8 @@ struct FlatRun {
   const std::int32_t* window_sums;
   const std::int32_t* weight_zero_points;
   bool uniform_weight_zero_point;
+  // fbgemm: the packs to bytes may stand for the stage's high clamp (narrowing_saturates_high).
+  bool saturated_high;
 };
 using FlatRunKernel = void (*)(const FlatRun&, const StageView&);
 

@@ -40,6 +40,7 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
+using gemm::narrowing_saturates_high;
 using gemm::nchw_from_nhwc;
 using gemm::nhwc_from_nchw;
 using gemm::stage_view;
@@ -305,7 +306,7 @@ class DepthwiseKernel final : public PreparedKernel {
     WorkerScratch columns(own + stage_bytes_, static_cast<std::size_t>(slot_bytes), slots);
     const RowCall row_call{
         call, stage, static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0)),
-        saturates_high(call.stage.vectors())};
+        narrowing_saturates_high(d, call.stage.vectors(), largest_sum_)};
     const auto blocks = static_cast<std::int64_t>(blocks_.size());
     const auto tasks_per_image = static_cast<std::int64_t>(task_rows_.size());
     const std::size_t element = element_size(d.output_dtype);
@@ -397,17 +398,6 @@ class DepthwiseKernel final : public PreparedKernel {
     std::uint8_t zx;         // the input zero point as the columns hold it (+128 for an s8 input)
     bool saturated_high;     // DepthwiseOutputs::saturated_high
   };
-  // Whether fbgemm's (acc + bias)·scale stays below 2^30 in magnitude on this call, its output
-  // range reaching the dtype's maximum: then the narrowing's saturation clamps above
-  // (DepthwiseOutputs::saturated_high).
-  bool saturates_high(const VectorConstants& v) const {
-    const auto& d = problem_.desc();
-    const bool full_range = (d.output_dtype == DType::u8 && v.hi == 255) ||
-                            (d.output_dtype == DType::s8 && v.hi == 127);
-    return d.scheme.kind == SchemeKind::fbgemm && full_range &&
-           largest_sum_ * v.largest_scale + v.largest_scaled_bias < 0x1p30;
-  }
-
   // The rows of a slab of task rows [first, end): the input rows its output rows read (within the
   // image), and its output rows, both contiguous.
   struct SlabRows {

@@ -59,7 +59,9 @@ template <int kRows, int kVectors>
   }
 }
 
-template <SchemeKind K, DType D, int kVectors, bool kSaturatedLow>
+// kSaturatedLow, kSaturatedHigh: the stores' narrowing saturates at the output's lower (upper)
+// bound, so the stage skips that clamp (row_stores::saturated_low, FlatRun::saturated_high).
+template <SchemeKind K, DType D, int kVectors, bool kSaturatedLow, bool kSaturatedHigh>
 void flat_run(const FlatRun& run, const StageView& s) {
   // The walk in locals. The stage and the input zero point are read from memory once per tile,
   // after its multiplies: the output stores may alias them, so the compiler cannot hoist their
@@ -107,7 +109,8 @@ void flat_run(const FlatRun& run, const StageView& s) {
         // The per-channel constants per row, as memory operands: kept in registers through the
         // tile they too would push accumulators to the stack (tvm reads 5 arrays).
         const stage_lanes::Lanes at = stage_lanes::Lanes::load<K>(stage, channel + 16 * j);
-        r[j] = stage_lanes::apply<K>(acc[i][j], at, stage, kSaturatedLow, !kOnWords);
+        r[j] =
+            stage_lanes::apply<K>(acc[i][j], at, stage, kSaturatedLow, !kOnWords, kSaturatedHigh);
       }
       row_stores::store_row<K, D, kVectors>(output, out_at, output_channels, r, zero_point_words);
       out_at += output_stride;
@@ -118,9 +121,14 @@ void flat_run(const FlatRun& run, const StageView& s) {
 template <SchemeKind K, DType D, int kVectors>
 void flat_run_by_range(const FlatRun& f, const StageView& s) {
   if constexpr (kEveryKernelVariant) {
-    if (row_stores::saturated_low<D>(s)) return flat_run<K, D, kVectors, true>(f, s);
+    if (row_stores::saturated_low<D>(s)) {
+      if constexpr (K == SchemeKind::fbgemm) {
+        if (f.saturated_high) return flat_run<K, D, kVectors, true, true>(f, s);
+      }
+      return flat_run<K, D, kVectors, true, false>(f, s);
+    }
   }
-  flat_run<K, D, kVectors, false>(f, s);
+  flat_run<K, D, kVectors, false, false>(f, s);
 }
 
 }  // namespace
