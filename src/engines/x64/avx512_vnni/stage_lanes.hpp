@@ -112,7 +112,7 @@ inline __m512i round_then_add_zero_point(__m512 x, const StageView& s, bool satu
 // `saturated_low`: the output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥
 // 0, so even INT32_MIN + zy stays negative): a scheme may skip its own low clamp.
 // `saturated_high`: fbgemm only, the narrowing saturates above at hi (the dtype's maximum) and the
-// value before rounding stays below 2^31 in magnitude (DepthwiseOutputs::saturated_high).
+// value before rounding stays below 2^31 in magnitude (gemm::narrowing_saturates_high).
 // Whether scheme K's last step is adding zy to an integer already clamped to [lo − zy, hi − zy]
 // (or, with saturated_low, above it only): apply(…, add_zero_point = false) then leaves that add
 // to the caller, who may do it after narrowing (saturating 16-bit adds on packed words).
