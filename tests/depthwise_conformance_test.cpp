@@ -217,20 +217,9 @@ TEST_P(DepthwiseConformance, FbgemmValuesPastTheOutputRange) {
   for (const Geometry& g : shapes) {
     for (int round = 0; round < 8; ++round) {
       ProblemDesc d = depthwise_desc(rng, g, 1 + round % 2, false, SchemeKind::fbgemm);
-      d.input_dtype = DType::u8;
-      d.input_zero_point = test::random_zero_point(rng, DType::u8, false);
-      d.output_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
-      d.output_zero_point = round % 2 == 0 ? 10 : 3;
-      d.input_scale = 1.0;
-      d.weight_scale.assign(d.weight_scale.size(), 1.0);
-      d.output_scale = 20.0;  // sums up to 9 · 255² / 20 ≈ 29,000: far past 255, within 2^31
-      d.activation = Activation::none();
-      const int kind = round / 2;
-      d.has_bias = kind != 1;
-      if (kind == 1) d.output_scale = 1e-5;  // sums past 2^31 (no bias to say so)
-      if (kind == 2) d.activation = Activation::clamp(-1e9, 1000.0);  // hi 50 + zy
+      test::fbgemm_past_the_range(rng, d, round);
       RandomCase rc = test::random_case_for(rng, d);
-      if (kind == 3) rc.bias_f32[1] = 1e12f;  // one channel past 2^31
+      test::fbgemm_bias_past_the_range(rc, round);
       SCOPED_TRACE("round " + std::to_string(round));
       expect_exact(GetParam(), rc, 1 + round % 2);
       if (HasFatalFailure()) return;

@@ -252,18 +252,9 @@ TEST_P(EngineConformance, FlatRunsFbgemmValuesPastTheOutputRange) {
       RandomCase rc =
           fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, 1 + round % 2, 1, true, opt);
       ProblemDesc d = rc.desc;
-      d.output_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
-      d.output_zero_point = round % 2 == 0 ? 10 : 3;
-      d.input_scale = 1.0;
-      d.weight_scale.assign(d.weight_scale.size(), 1.0);
-      d.output_scale = 20.0;  // sums up to K · 255² / 20: far past 255, within 2^31
-      d.activation = Activation::none();
-      const int kind = round / 2;
-      d.has_bias = kind != 1;
-      if (kind == 1) d.output_scale = 1e-5;  // sums past 2^31 (no bias to say so)
-      if (kind == 2) d.activation = Activation::clamp(-1e9, 1000.0);  // hi 50 + zy
+      test::fbgemm_past_the_range(rng, d, round);
       rc = test::random_case_for(rng, d);
-      if (kind == 3) rc.bias_f32[1] = 1e12f;  // one channel past 2^31
+      test::fbgemm_bias_past_the_range(rc, round);
       std::string failure, described;
       ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
           << "declined " << Problem(rc.desc).summary();

@@ -405,6 +405,28 @@ inline RandomCase random_case_for(Rng& rng, ProblemDesc desc) {
   return rc;
 }
 
+// fbgemm from u8 to u8 (even rounds) or s8 (odd), unit input and weight scales, with values far
+// past the output's range, by round / 2: 0 past 255 (output scale 20: K·255²/20), within 2^31; 1
+// past 2^31 by a tiny output scale alone (no bias); 2 under a clamp below the dtype's maximum (the
+// low end still the dtype's); 3 past 2^31 by one channel's huge bias (set on the case's data by
+// fbgemm_bias_past_the_range).
+inline void fbgemm_past_the_range(Rng& rng, ProblemDesc& d, int round) {
+  d.scheme = OutputScheme{};
+  d.scheme.kind = SchemeKind::fbgemm;
+  d.input_dtype = DType::u8;
+  d.input_zero_point = random_zero_point(rng, DType::u8, false);
+  d.output_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
+  d.output_zero_point = round % 2 == 0 ? 10 : 3;
+  d.input_scale = 1.0;
+  d.weight_scale.assign(d.weight_scale.size(), 1.0);
+  d.output_scale = round / 2 == 1 ? 1e-5 : 20.0;
+  d.activation = round / 2 == 2 ? Activation::clamp(-1e9, 1000.0) : Activation::none();
+  d.has_bias = round / 2 != 1;
+}
+inline void fbgemm_bias_past_the_range(RandomCase& rc, int round) {
+  if (round / 2 == 3) rc.bias_f32[1] = 1e12f;
+}
+
 inline RandomCase random_case(Rng& rng, const RandomProblemOptions& opt = {}) {
   return random_case_for(rng, random_problem_desc(rng, opt));
 }
