@@ -116,7 +116,6 @@ class GemmKernel final : public PreparedKernel {
     pixel_bytes_ = channels_;
     groups_ = d.groups;
     group_in_ = d.in_channels / d.groups;
-    largest_sum_ = static_cast<double>(d.kernel_h * d.kernel_w * group_in_) * 255.0 * 255.0;
     group_out_ = d.out_channels / d.groups;
     panels_per_group_ = (group_out_ + kPanelWidth - 1) / kPanelWidth;
     out_channels_ = d.out_channels;
@@ -1347,8 +1346,7 @@ class GemmKernel final : public PreparedKernel {
          static_cast<std::byte*>(pr.ctx.output) +
              static_cast<std::size_t>(first_pixel * out_channels_ + pr.first_channel) * element,
          out_channels_ * column_step_, window_sums, zero_points_.data() + pr.panel * kPanelWidth,
-         uniform_zero_point_,
-         narrowing_saturates_high(problem_.desc(), pr.ctx.stage.vectors(), largest_sum_)},
+         uniform_zero_point_, narrowing_saturates_high(problem_.desc(), pr.ctx.stage.vectors())},
         pr.stage);
   }
 
@@ -1522,8 +1520,6 @@ class GemmKernel final : public PreparedKernel {
   std::int64_t tap_bytes_ = 0, steps_ = 0, taps_ = 0;
   std::int64_t panels_ = 0, padded_channels_ = 0;
   std::int64_t groups_ = 1, group_in_ = 0, group_out_ = 0, panels_per_group_ = 0;
-  // The largest |Σ (x − zx)(w − zw)| of an output: K · 255 · 255.
-  double largest_sum_ = 0;
   // Groups side by side in one panel (grouped tiles), or 1: each group has panels of its own.
   std::int64_t groups_per_panel_ = 1;
   GroupedLanes grouped_lanes_ = GroupedLanes::gathered;

@@ -25,10 +25,11 @@ inline StageView stage_view(const VectorConstants& v) {
 
 // Whether the packs to bytes may stand for fbgemm's high clamp on this call (FlatRun's and
 // DepthwiseOutputs' saturated_high): a u8 or s8 output whose range reaches the dtype's maximum,
-// and (acc + bias)·scale below 2^30 in magnitude for every |acc| ≤ largest_sum (2^31 or more
-// would convert to INT32_MIN).
-inline bool narrowing_saturates_high(const ProblemDesc& d, const VectorConstants& v,
-                                     double largest_sum) {
+// and (acc + bias)·scale below 2^30 in magnitude for every |acc| ≤ K·255² (2^31 or more would
+// convert to INT32_MIN), K an output's multiply-adds.
+inline bool narrowing_saturates_high(const ProblemDesc& d, const VectorConstants& v) {
+  const double largest_sum =
+      static_cast<double>(d.kernel_h * d.kernel_w * (d.in_channels / d.groups)) * 255.0 * 255.0;
   const bool full_range =
       (d.output_dtype == DType::u8 && v.hi == 255) || (d.output_dtype == DType::s8 && v.hi == 127);
   return d.scheme.kind == SchemeKind::fbgemm && full_range &&

@@ -229,7 +229,6 @@ class DepthwiseKernel final : public PreparedKernel {
         geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + kTilePixels) + 64,
         64);
     stage_bytes_ = 7 * round_up(out_channels_, 64) * 4;
-    largest_sum_ = static_cast<double>(d.kernel_h * d.kernel_w) * 255.0 * 255.0;
     if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) plan_slabs();
     for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
@@ -306,7 +305,7 @@ class DepthwiseKernel final : public PreparedKernel {
     WorkerScratch columns(own + stage_bytes_, static_cast<std::size_t>(slot_bytes), slots);
     const RowCall row_call{
         call, stage, static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0)),
-        narrowing_saturates_high(d, call.stage.vectors(), largest_sum_)};
+        narrowing_saturates_high(d, call.stage.vectors())};
     const auto blocks = static_cast<std::int64_t>(blocks_.size());
     const auto tasks_per_image = static_cast<std::int64_t>(task_rows_.size());
     const std::size_t element = element_size(d.output_dtype);
@@ -673,8 +672,6 @@ class DepthwiseKernel final : public PreparedKernel {
   std::int64_t in_channels_ = 0, out_channels_ = 0, multiplier_ = 1, out_h_ = 0, out_w_ = 0;
   bool flip_input_ = false;
   int splits_ = 1;
-  // The largest |Σ (x − zx)(w − zw)| of an output: taps · 255 · 255.
-  double largest_sum_ = 0;
   std::vector<Block> blocks_;
   std::vector<std::int64_t> task_rows_;
   std::vector<std::uint16_t> expand_;  // m ≥ 2: per block, 64 lane → span byte indices
