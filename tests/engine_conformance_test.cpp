@@ -230,40 +230,66 @@ TEST_P(EngineConformance, EdgesFastKernelsGetWrong) {
   }
 }
 
-// fbgemm to u8 and s8 on flat runs of every panel width (1 to 4 vectors, a first layer's im2col
-// rows) where the value before rounding runs far past the output's range: below 2^31 the stores'
-// saturating narrowing stands for the high clamp; past 2^31 (a tiny output scale, a huge bias) and
-// under a clamp below the dtype's maximum the stage must clamp, or the conversion's INT32_MIN would
-// come out as the lowest value.
-TEST_P(EngineConformance, FlatRunsFbgemmValuesPastTheOutputRange) {
-  Rng rng(41);
-  struct Shape {
-    std::int64_t c, o, h, w, k, stride, pad;
-  };
-  const Shape shapes[] = {
-      {32, 16, 9, 15, 1, 1, 0}, {24, 48, 7, 9, 1, 1, 0},  {40, 64, 6, 7, 1, 1, 0},
-      {16, 96, 5, 11, 1, 1, 0}, {3, 32, 17, 19, 3, 2, 1},
-  };
-  for (const Shape& s : shapes) {
-    for (int round = 0; round < 8; ++round) {
-      RandomProblemOptions opt;
-      opt.scheme = SchemeKind::fbgemm;
-      opt.input_dtype = DType::u8;
-      RandomCase rc =
-          fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, 1 + round % 2, 1, true, opt);
-      ProblemDesc d = rc.desc;
-      test::fbgemm_past_the_range(rng, d, round);
-      rc = test::random_case_for(rng, d);
-      test::fbgemm_bias_past_the_range(rc, round);
-      std::string failure, described;
-      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
-          << "declined " << Problem(rc.desc).summary();
-      ASSERT_TRUE(failure.empty()) << failure << " (round " << round << ")";
-      if (GetParam() == "avx512_vnni") {
-        EXPECT_NE(described.find("(flat runs"), std::string::npos) << described;
-      }
+// A layer of fbgemm to u8 and s8 through `engine` where the value before rounding runs far past
+// the output's range (test::fbgemm_past_the_range, eight rounds): below 2^31 the stores' saturating
+// narrowing stands for the high clamp; past 2^31 (a tiny output scale, a huge bias) and under a
+// clamp below the dtype's maximum the stage must clamp, or the conversion's INT32_MIN would come
+// out as the lowest value. On avx512_vnni the plan's description must contain `path`.
+struct PastTheRangeShape {
+  std::int64_t c, o, h, w, k, stride, pad, groups = 1;
+  bool symmetric_weights = true;
+  const char* path = "";
+};
+
+void expect_fbgemm_past_the_range(const std::string& engine, Rng& rng, const PastTheRangeShape& s) {
+  for (int round = 0; round < 8; ++round) {
+    RandomProblemOptions opt;
+    opt.scheme = SchemeKind::fbgemm;
+    opt.input_dtype = DType::u8;
+    RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, 1 + round % 2,
+                               s.groups, s.symmetric_weights, opt);
+    ProblemDesc d = rc.desc;
+    test::fbgemm_past_the_range(rng, d, round);
+    rc = test::random_case_for(rng, d);
+    test::fbgemm_bias_past_the_range(rc, round);
+    std::string failure, described;
+    ASSERT_TRUE(agrees(engine, rc, 1 + round % 2, &failure, &described))
+        << "declined " << Problem(rc.desc).summary();
+    ASSERT_TRUE(failure.empty()) << failure << " (round " << round << ")";
+    if (engine == "avx512_vnni") {
+      EXPECT_NE(described.find(s.path), std::string::npos) << s.path << " in " << described;
     }
   }
+}
+
+// Flat runs of every panel width (1 to 4 vectors, a first layer's im2col rows).
+TEST_P(EngineConformance, FlatRunsFbgemmValuesPastTheOutputRange) {
+  Rng rng(41);
+  const PastTheRangeShape shapes[] = {
+      {32, 16, 9, 15, 1, 1, 0, 1, true, "(flat runs"},
+      {24, 48, 7, 9, 1, 1, 0, 1, true, "(flat runs"},
+      {40, 64, 6, 7, 1, 1, 0, 1, true, "(flat runs"},
+      {16, 96, 5, 11, 1, 1, 0, 1, true, "(flat runs"},
+      {3, 32, 17, 19, 3, 2, 1, 1, true, "(flat runs"},
+  };
+  for (const PastTheRangeShape& s : shapes) expect_fbgemm_past_the_range(GetParam(), rng, s);
+}
+
+// Register tiles through an epilogue: k x k windows with padded taps skipped, strided 1x1 pixels,
+// a weight zero point's window sums, channel tails; grouped tiles in lane order (4, 8 and 16
+// channels per group) and with one group per vector (32).
+TEST_P(EngineConformance, TilesFbgemmValuesPastTheOutputRange) {
+  Rng rng(43);
+  const PastTheRangeShape shapes[] = {
+      {24, 80, 9, 11, 3, 1, 1, 1, true, "igemm"},
+      {40, 33, 8, 9, 3, 2, 1, 1, false, "k3x3 s2"},
+      {48, 64, 9, 9, 1, 2, 0, 1, false, ""},
+      {128, 128, 8, 9, 3, 1, 1, 32, true, "groups in 128-bit lanes"},
+      {256, 256, 7, 6, 3, 2, 1, 32, true, "groups in 128-bit lanes"},
+      {256, 256, 5, 7, 3, 1, 1, 16, true, "groups in 128-bit lanes"},
+      {128, 128, 6, 7, 3, 1, 1, 4, true, "one group per vector"},
+  };
+  for (const PastTheRangeShape& s : shapes) expect_fbgemm_past_the_range(GetParam(), rng, s);
 }
 
 // 1x1 stride-1 unpadded layers without a weight zero point run as flat runs on avx512_vnni (tiles

@@ -1030,6 +1030,7 @@ class GemmKernel final : public PreparedKernel {
     std::int64_t input_offset;        // its group's first input channel, in bytes into a pixel
     const std::int32_t* pixel_sums;   // per pixel of the walked tensor, or null (sum_input_pixels)
     const std::uint8_t* padding_row;  // pixel tiles: a row of zero points (zero_point_row)
+    bool saturated_high;              // narrowing_saturates_high for this call's stage
   };
 
   void run_row(const RunContext& ctx, const StageView& stage, const StageView& lane_stage,
@@ -1049,7 +1050,8 @@ class GemmKernel final : public PreparedKernel {
                       pixel_sums != nullptr
                           ? pixel_sums + panel / panels_per_group_ * walked_pixels(ctx.batch)
                           : nullptr,
-                      padding_row};
+                      padding_row,
+                      narrowing_saturates_high(problem_.desc(), ctx.stage.vectors())};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       std::int64_t begin = row * flat_chunk();
@@ -1346,7 +1348,7 @@ class GemmKernel final : public PreparedKernel {
          static_cast<std::byte*>(pr.ctx.output) +
              static_cast<std::size_t>(first_pixel * out_channels_ + pr.first_channel) * element,
          out_channels_ * column_step_, window_sums, zero_points_.data() + pr.panel * kPanelWidth,
-         uniform_zero_point_, narrowing_saturates_high(problem_.desc(), pr.ctx.stage.vectors())},
+         uniform_zero_point_, pr.saturated_high},
         pr.stage);
   }
 
@@ -1364,7 +1366,8 @@ class GemmKernel final : public PreparedKernel {
             static_cast<std::byte*>(pr.ctx.output) +
                 static_cast<std::size_t>(first_pixel * out_channels_ + pr.first_channel) * element,
             out_channels_ * column_step_,
-            channel_terms};
+            channel_terms,
+            pr.saturated_high};
   }
 
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,

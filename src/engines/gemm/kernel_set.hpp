@@ -218,6 +218,9 @@ struct TileOutput {
   // When not null (AMX blocks: AmxBlock::terms), added to every row's sums before the rest; a
   // kernel set with amx_block honours it in its epilogues and correct_tile.
   const std::int32_t* channel_terms = nullptr;  // of the panel's channels
+  // fbgemm only: the narrowing to bytes saturates at the output's upper bound, and every value
+  // before rounding stays below 2^31 (narrowing_saturates_high): an epilogue may skip that clamp.
+  bool saturated_high = false;
 };
 // Writes a corrected tile through the output stage; null for a (scheme, output dtype) pair that has
 // no vector form (the engine then applies the scalar stage).

@@ -48,10 +48,13 @@ struct Corrections {
 // `kVectors` vectors of 16 channels: a compile-time count, so that the per-vector constants and
 // results stay in registers.
 // kWindow: the tile has window sums to correct by (a weight zero point); kTerms: channel terms to
-// add (an AMX block); else the sums are exact.
+// add (an AMX block); else the sums are exact. kSaturatedLow, kSaturatedHigh: the stores' narrowing
+// saturates at the output's lower (upper) bound, so the stage skips that clamp
+// (row_stores::saturated_low, TileOutput::saturated_high).
 // The stage and the tile are copied in: the output stores are bytes, which may alias anything the
 // function reads through a pointer, so only locals stay in registers across rows.
-template <SchemeKind K, DType D, int kVectors, bool kWindow, bool kTerms, bool kSaturatedLow>
+template <SchemeKind K, DType D, int kVectors, bool kWindow, bool kTerms, bool kSaturatedLow,
+          bool kSaturatedHigh>
 void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
   const StageView s = stage;
   const TileOutput t = tile;
@@ -74,28 +77,32 @@ void epilogue_vectors(const TileOutput& tile, const StageView& stage) {
       __m512i acc = _mm512_load_si512(t.acc + i * 64 + j * 16);
       if constexpr (kTerms) acc = _mm512_add_epi32(acc, fix[j].terms);
       if constexpr (kWindow) acc = fix[j].apply(acc, t, i, row_term);
-      r[j] = apply<K>(acc, at[j], s, saturated_low, !kZeroPointOnWords);
+      r[j] = apply<K>(acc, at[j], s, saturated_low, !kZeroPointOnWords, kSaturatedHigh);
     }
     row_stores::store_row<K, D, kVectors>(t.output, i * t.output_row_stride, t.channels, r,
                                           zero_point_words);
   }
 }
 
-template <SchemeKind K, DType D, bool kWindow, bool kTerms, bool kSaturatedLow>
+template <SchemeKind K, DType D, bool kWindow, bool kTerms, bool kSaturatedLow, bool kSaturatedHigh>
 void epilogue_by_vectors(const TileOutput& t, const StageView& s) {
   switch ((t.channels + 15) / 16) {
-    case 1: return epilogue_vectors<K, D, 1, kWindow, kTerms, kSaturatedLow>(t, s);
-    case 2: return epilogue_vectors<K, D, 2, kWindow, kTerms, kSaturatedLow>(t, s);
-    case 3: return epilogue_vectors<K, D, 3, kWindow, kTerms, kSaturatedLow>(t, s);
-    default: return epilogue_vectors<K, D, 4, kWindow, kTerms, kSaturatedLow>(t, s);
+    case 1: return epilogue_vectors<K, D, 1, kWindow, kTerms, kSaturatedLow, kSaturatedHigh>(t, s);
+    case 2: return epilogue_vectors<K, D, 2, kWindow, kTerms, kSaturatedLow, kSaturatedHigh>(t, s);
+    case 3: return epilogue_vectors<K, D, 3, kWindow, kTerms, kSaturatedLow, kSaturatedHigh>(t, s);
+    default: return epilogue_vectors<K, D, 4, kWindow, kTerms, kSaturatedLow, kSaturatedHigh>(t, s);
   }
 }
 
 template <SchemeKind K, DType D, bool kWindow, bool kTerms>
 void epilogue_by_range(const TileOutput& t, const StageView& s) {
-  if (row_stores::saturated_low<D>(s))
-    return epilogue_by_vectors<K, D, kWindow, kTerms, true>(t, s);
-  epilogue_by_vectors<K, D, kWindow, kTerms, false>(t, s);
+  if (row_stores::saturated_low<D>(s)) {
+    if constexpr (K == SchemeKind::fbgemm) {
+      if (t.saturated_high) return epilogue_by_vectors<K, D, kWindow, kTerms, true, true>(t, s);
+    }
+    return epilogue_by_vectors<K, D, kWindow, kTerms, true, false>(t, s);
+  }
+  epilogue_by_vectors<K, D, kWindow, kTerms, false, false>(t, s);
 }
 
 template <SchemeKind K, DType D, bool kWindow>

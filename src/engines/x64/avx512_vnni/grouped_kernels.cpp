@@ -315,7 +315,8 @@ inline __m512i in_lane_byte_order() {
 // four vectors through the stage of scheme K with the per-channel arrays in lane order
 // (in_lane_stage), packed to bytes D, one vpshufb to channel order, one store of 64 channels.
 // The stage and the tile are copied in: the byte stores may alias anything read through a pointer.
-template <int kWidth, SchemeKind K, DType D, bool kSaturatedLow>
+// kSaturatedLow, kSaturatedHigh: as epilogue_kernels.cpp's, the clamps the narrowing stands for.
+template <int kWidth, SchemeKind K, DType D, bool kSaturatedLow, bool kSaturatedHigh>
 void in_lane_epilogue(const TileOutput& tile, const StageView& lane_stage) {
   const StageView s = lane_stage;
   const TileOutput t = tile;
@@ -331,7 +332,7 @@ void in_lane_epilogue(const TileOutput& tile, const StageView& lane_stage) {
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       r[j] = stage_lanes::apply<K>(_mm512_load_si512(t.acc + i * 64 + j * 16), at[j], s,
-                                   kSaturatedLow, !kOnWords);
+                                   kSaturatedLow, !kOnWords, kSaturatedHigh);
     }
     const __m512i bytes = row_stores::pack_bytes_in_lanes<D, kOnWords>(r, zero_point_words);
     _mm512_storeu_si512(out + i * t.output_row_stride, _mm512_shuffle_epi8(bytes, to_channels));
@@ -341,9 +342,14 @@ void in_lane_epilogue(const TileOutput& tile, const StageView& lane_stage) {
 template <int kWidth, SchemeKind K, DType D>
 void in_lane_epilogue_by_range(const TileOutput& t, const StageView& s) {
   if constexpr (kEveryKernelVariant) {
-    if (row_stores::saturated_low<D>(s)) return in_lane_epilogue<kWidth, K, D, true>(t, s);
+    if (row_stores::saturated_low<D>(s)) {
+      if constexpr (K == SchemeKind::fbgemm) {
+        if (t.saturated_high) return in_lane_epilogue<kWidth, K, D, true, true>(t, s);
+      }
+      return in_lane_epilogue<kWidth, K, D, true, false>(t, s);
+    }
   }
-  in_lane_epilogue<kWidth, K, D, false>(t, s);
+  in_lane_epilogue<kWidth, K, D, false, false>(t, s);
 }
 
 // The group width is the tile's K steps per tap (its channels / 4).
