@@ -547,19 +547,33 @@ TEST_P(EngineConformance, TransposedStridePhases) {
 // Grouped convolution with groups of every width that shares panels (4, 8, 16 and 32 output
 // channels, input widths up to the output's) and some that cannot (not a divisor of 64, input
 // wider than output, not whole dwords), full and partial panels, 1x1 and 3x3, strides 1 and 2,
-// with and without weight zero points.
+// with and without weight zero points, pixel tiles and row tiles of every length.
 TEST_P(EngineConformance, GroupedEveryGroupWidth) {
   Rng rng(13);
   struct Shape {
     std::int64_t groups, in_per_group, out_per_group, k, stride, h, w;
   };
   const Shape shapes[] = {
-      {32, 4, 4, 3, 1, 6, 9},   {32, 8, 8, 3, 2, 7, 7},  {32, 16, 16, 3, 1, 5, 8},
-      {32, 32, 32, 3, 2, 6, 6}, {16, 4, 8, 3, 1, 5, 5},  {8, 8, 16, 1, 1, 4, 7},
-      {3, 4, 4, 3, 1, 5, 13},   {17, 4, 4, 3, 2, 9, 9},  {33, 8, 8, 1, 2, 5, 6},
-      {5, 12, 32, 3, 1, 4, 4},  {6, 12, 12, 3, 1, 5, 5}, {4, 2, 2, 3, 1, 6, 6},
-      {5, 8, 4, 3, 2, 7, 5},    {64, 4, 4, 1, 1, 3, 11}, {2, 32, 32, 3, 1, 5, 7},
+      {32, 4, 4, 3, 1, 6, 9},
+      {32, 8, 8, 3, 2, 7, 7},
+      {32, 16, 16, 3, 1, 5, 8},
+      {32, 32, 32, 3, 2, 6, 6},
+      {16, 4, 8, 3, 1, 5, 5},
+      {8, 8, 16, 1, 1, 4, 7},
+      {3, 4, 4, 3, 1, 5, 13},
+      {17, 4, 4, 3, 2, 9, 9},
+      {33, 8, 8, 1, 2, 5, 6},
+      {5, 12, 32, 3, 1, 4, 4},
+      {6, 12, 12, 3, 1, 5, 5},
+      {4, 2, 2, 3, 1, 6, 6},
+      {5, 8, 4, 3, 2, 7, 5},
+      {64, 4, 4, 1, 1, 3, 11},
+      {2, 32, 32, 3, 1, 5, 7},
       {2, 32, 64, 3, 1, 4, 40},
+      // Rows of in-lane tiles (4, 8 and 16 per group) wide enough for tiles of 7 to 12 pixels.
+      {32, 4, 4, 3, 1, 5, 31},
+      {32, 8, 8, 3, 2, 6, 53},
+      {16, 16, 16, 3, 1, 3, 27},
   };
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {

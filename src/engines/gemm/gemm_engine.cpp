@@ -203,8 +203,13 @@ class GemmKernel final : public PreparedKernel {
           groups_per_panel_ * group_in_ == kPanelWidth && groups_ % groups_per_panel_ == 0 &&
           has(GroupedLanes::in_lane_groups)) {
         grouped_lanes_ = GroupedLanes::in_lane_groups;
-        // The kernel runs at most 5 rows at once at 16 channels per group: tiles of 5, not 5 + 1.
-        if (group_in_ == 16) max_rows_ = std::min(max_rows_, 5);
+        // Two register chunks per tile where the kernel set has them: a tile's few multiplies
+        // (K of 9 x 4 to 9 x 16) leave its fixed costs a fifth of its time at 6 rows. The kernel
+        // runs at most 5 rows at once at 16 channels per group: tiles of 5 or 10, not 5 + 1.
+        const int chunk = group_in_ == 16 ? 5 : max_rows_;
+        max_rows_ = kernels.grouped_tile(2 * chunk, 4, false, grouped_lanes_) != nullptr
+                        ? std::min(2 * chunk, kMaxInLaneRows)
+                        : std::min(max_rows_, chunk);
       } else if (group_in_ == 4 && group_out_ == 4 && groups_ % 4 == 0 &&
                  has(GroupedLanes::four_groups)) {
         grouped_lanes_ = GroupedLanes::four_groups;
@@ -1095,8 +1100,8 @@ class GemmKernel final : public PreparedKernel {
         const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
         // A strided 1x1 layer as one GEMM too: each row's input pixel from its own offset, so
         // tiles run across output rows (7x7 outputs make 6-pixel tiles, not 4 + 3).
-        std::int64_t offsets[kMaxTileRows];
-        std::int32_t sums[kMaxTileRows];
+        std::int64_t offsets[kMaxInLaneRows];
+        std::int32_t sums[kMaxInLaneRows];
         for (int i = 0; i < rows; ++i) {
           const std::int64_t input_pixel =
               (n * d.in_height + y * d.stride_h) * d.in_width + x * d.stride_w;
@@ -1240,10 +1245,10 @@ class GemmKernel final : public PreparedKernel {
       const std::int64_t at = tile_starts_[static_cast<std::size_t>(tile)];
       const int rows = static_cast<int>(tile_starts_[static_cast<std::size_t>(tile) + 1] - at);
       const std::int64_t listed = border_tiles_[static_cast<std::size_t>(tile)];
-      std::int32_t sums[kMaxTileRows];
+      std::int32_t sums[kMaxInLaneRows];
       std::int32_t* window_sums = pr.pixel_sums != nullptr ? sums : nullptr;
       if (listed < 0) {
-        std::int64_t offsets[kMaxTileRows];
+        std::int64_t offsets[kMaxInLaneRows];
         const std::int64_t* origins = tile_origins_.data() + tile * max_rows_;
         for (int i = 0; i < rows; ++i) {
           const std::int64_t origin = n * image_pixels + origins[i];  // the window's first pixel
@@ -1259,7 +1264,7 @@ class GemmKernel final : public PreparedKernel {
       if (window_sums != nullptr) {
         // A tap on the zero-point row reads tap_bytes_ bytes of zx.
         const auto padded_sum = static_cast<std::uint32_t>(pr.ctx.input_zero_point * tap_bytes_);
-        std::uint32_t padded_sums[kMaxTileRows] = {};
+        std::uint32_t padded_sums[kMaxInLaneRows] = {};
         const std::int32_t taps = pattern_taps_[static_cast<std::size_t>(full_pattern_)].second;
         for (std::int32_t k = 0; k < taps; ++k) {
           for (int i = 0; i < rows; ++i) {

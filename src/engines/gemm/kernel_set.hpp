@@ -36,6 +36,9 @@ namespace qconv::detail::gemm {
 inline constexpr int kPanelWidth = 64;
 // The most rows any register tile has (a KernelSet's max_rows is at most this).
 inline constexpr int kMaxTileRows = 8;
+// The most rows of one grouped tile in lane order (GroupedLanes::in_lane_groups): two register
+// chunks per call, so that the tile's fixed costs spread over twice the pixels.
+inline constexpr int kMaxInLaneRows = 12;
 
 // One register tile: `rows` output pixels (at a constant byte stride in the input) times one panel
 // of weights, summed over a list of taps. For each tap, every row reads `steps` 4-byte groups of

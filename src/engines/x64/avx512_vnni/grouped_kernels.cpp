@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <utility>
 
 #include "engines/x64/avx512_vnni/kernels.hpp"
 #include "engines/x64/avx512_vnni/row_stores.hpp"
@@ -280,11 +281,17 @@ void in_lane_chunks(const GroupedTile& g) {
   // Accumulators, weights and the rows' loads in the 32 registers: 6 rows x 4 vectors; 5 at 16
   // channels per group (GCC keeps each row's load for the group's 4 K steps); 3 with window sums
   // (GCC 12 spills at 4).
+  // As even as possible (9 rows: 5 + 4, not 6 + 3: a chunk loads the weights per tap whatever its
+  // rows).
   constexpr int kChunk = kWindowSums ? 3 : kWidth == 16 ? 5 : 6;
   constexpr int kChunks = (kRows + kChunk - 1) / kChunk;
-  constexpr int kLast = kRows - (kChunks - 1) * kChunk;
-  for (int c = 0; c + 1 < kChunks; ++c) in_lane_rows<kChunk, kWidth, kWindowSums>(g, c * kChunk);
-  in_lane_rows<kLast, kWidth, kWindowSums>(g, (kChunks - 1) * kChunk);
+  constexpr int kBase = kRows / kChunks, kExtra = kRows % kChunks;
+  [&]<int... kC>(std::integer_sequence<int, kC...>) {
+    (in_lane_rows<kBase + (kC < kExtra ? 1 : 0), kWidth, kWindowSums>(
+         g, kC * kBase + (kC < kExtra ? kC : kExtra)),
+     ...);
+  }
+  (std::make_integer_sequence<int, kChunks>{});
   if (!g.lane_order) in_lane_to_channels<kWidth>(g.gemm.acc, kRows);
 }
 
@@ -376,15 +383,28 @@ GroupedTileKernel by_vectors(int vectors) {
   }
 }
 
+// Rows 1 to kMaxRows; in lane order up to gemm::kMaxInLaneRows (null past what a layout has).
 template <bool kWindowSums, GroupedLanes kLanes>
 GroupedTileKernel by_rows(int rows, int vectors) {
+  if constexpr (kLanes == GroupedLanes::in_lane_groups) {
+    switch (rows) {
+      case 7: return by_vectors<7, kWindowSums, kLanes>(vectors);
+      case 8: return by_vectors<8, kWindowSums, kLanes>(vectors);
+      case 9: return by_vectors<9, kWindowSums, kLanes>(vectors);
+      case 10: return by_vectors<10, kWindowSums, kLanes>(vectors);
+      case 11: return by_vectors<11, kWindowSums, kLanes>(vectors);
+      case 12: return by_vectors<12, kWindowSums, kLanes>(vectors);
+      default: break;
+    }
+  }
   switch (rows) {
     case 1: return by_vectors<1, kWindowSums, kLanes>(vectors);
     case 2: return by_vectors<2, kWindowSums, kLanes>(vectors);
     case 3: return by_vectors<3, kWindowSums, kLanes>(vectors);
     case 4: return by_vectors<4, kWindowSums, kLanes>(vectors);
     case 5: return by_vectors<5, kWindowSums, kLanes>(vectors);
-    default: return by_vectors<6, kWindowSums, kLanes>(vectors);
+    case 6: return by_vectors<6, kWindowSums, kLanes>(vectors);
+    default: return nullptr;
   }
 }
 
