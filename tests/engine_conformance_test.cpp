@@ -570,10 +570,13 @@ TEST_P(EngineConformance, GroupedEveryGroupWidth) {
       {64, 4, 4, 1, 1, 3, 11},
       {2, 32, 32, 3, 1, 5, 7},
       {2, 32, 64, 3, 1, 4, 40},
-      // Rows of in-lane tiles (4, 8 and 16 per group) wide enough for tiles of 7 to 12 pixels.
+      // In-lane tiles (4, 8 and 16 per group) of 7 to 12 pixels: pixel tiles of wide outputs, and
+      // row tiles of a kernel with more taps than pixel tiles list (9x9).
       {32, 4, 4, 3, 1, 5, 31},
       {32, 8, 8, 3, 2, 6, 53},
       {16, 16, 16, 3, 1, 3, 27},
+      {16, 4, 4, 9, 1, 3, 30},
+      {16, 8, 8, 9, 1, 2, 29},
   };
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {

@@ -30,8 +30,8 @@ struct ThreadPool::Job {
   Body body;
   const void* context;
   std::int64_t count;
-  std::int64_t chunk;  // indices per chunk
-  int ranges;          // participants with a home range: the caller and up to ranges − 1 helpers
+  std::int64_t chunks;  // chunk c is [count·c / chunks, count·(c + 1) / chunks)
+  int ranges;           // participants with a home range: the caller and up to ranges − 1 helpers
   Range range[kMaxWorkers + 1];
   std::atomic<int> next_participant{1};  // the home range of the next helper to join
   int helpers_wanted;                    // workers that may still join (guarded by mutex_)
@@ -87,9 +87,8 @@ void ThreadPool::work_on(Job& job, int home) {
     for (;;) {
       const std::int64_t chunk = range.next.fetch_add(1, std::memory_order_relaxed);
       if (chunk >= range.end) break;
-      const std::int64_t begin = chunk * job.chunk;
       try {
-        job.body(job.context, begin, std::min(job.count, begin + job.chunk));
+        job.body(job.context, job.count * chunk / job.chunks, job.count * (chunk + 1) / job.chunks);
       } catch (...) {
         for (int r = 0; r < job.ranges; ++r) {  // nobody starts another chunk
           job.range[r].next.store(job.range[r].end, std::memory_order_relaxed);
@@ -176,10 +175,12 @@ void ThreadPool::run(int threads, std::int64_t count, Body body, const void* con
   Job job{.body = body,
           .context = context,
           .count = count,
-          .chunk = (count + chunks - 1) / chunks,
+          .chunks = chunks,
           .ranges = 1,
+          .range = {},
+          .next_participant = 1,
           .helpers_wanted = helpers};
-  job.deal((count + job.chunk - 1) / job.chunk, helpers + 1);
+  job.deal(chunks, helpers + 1);
   {
     const std::lock_guard lock(mutex_);
     job.queued = true;

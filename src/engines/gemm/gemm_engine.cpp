@@ -849,10 +849,13 @@ class GemmKernel final : public PreparedKernel {
     // the panel's weights again, and its border pixels 1-row tiles, several times slower per
     // pixel (a 7x7 output with padding 1 has 24 of its 49 pixels on the border). Up to 32 wide
     // (14x14, 28x28 layers) where a tile has K steps enough that reading its rows from the
-    // listed offsets costs little; in wider outputs the border tiles are a few per row.
+    // listed offsets costs little; in wider outputs the border tiles are a few per row. In-lane
+    // grouped tiles at any width: their multiplies are so few (one to four per row and tap) that a
+    // 1-pixel border tile costs most of a full one (8 % of a 28-wide layer's time), and the listed
+    // offsets' address arithmetic runs beside the multiplies.
     // Not for the phases of a transposed convolution: those list fewer taps than every tap.
     const bool narrow_output =
-        out_w_ < 2 * max_rows_ ||
+        out_w_ < 2 * max_rows_ || grouped_lanes_ == GroupedLanes::in_lane_groups ||
         (out_w_ <= kMaxPixelTileWidth && d.kernel_h * d.kernel_w * steps_ >= kMinPixelTileSteps);
     pixel_tiles_ = kernels_.takes_tap_row_offsets && !depthwise_ && !amx_ && narrow_output &&
                    d.kernel_h * d.kernel_w <= kMaxRedirectedTaps && !phased_;
@@ -1119,9 +1122,11 @@ class GemmKernel final : public PreparedKernel {
     }
     if (pixel_tiles_) {
       const std::int64_t tiles = pixel_tile_count();
+      // Chunks of at most chunk_tiles(), as even as possible (66 tiles: 14,13,13,13,13, not four
+      // of 16 and one of 2: the threads take whole tasks).
       const std::int64_t chunks = (tiles + chunk_tiles() - 1) / chunk_tiles();
-      const std::int64_t begin = row % chunks * chunk_tiles();
-      run_pixels(pr, row / chunks, begin, std::min(tiles, begin + chunk_tiles()));
+      const std::int64_t chunk = row % chunks;
+      run_pixels(pr, row / chunks, tiles * chunk / chunks, tiles * (chunk + 1) / chunks);
       return;
     }
     const std::int64_t n = row / out_h_;
@@ -1465,8 +1470,8 @@ class GemmKernel final : public PreparedKernel {
   // A kernel with more taps runs on the reference engine: it bounds the plan's per-pattern tap
   // lists.
   static constexpr std::int32_t kMaxTaps = 1024;
-  // Border tiles are merged (merge_border_tiles) for kernels of at most this many taps: the
-  // pointer table lives on the stack.
+  // Pixel tiles (run_pixels) for kernels of at most this many taps: each border tile lists an
+  // offset per tap and row (border_offsets_).
   static constexpr std::int64_t kMaxRedirectedTaps = 64;
   static constexpr int kMaxAmxRows = kMaxAmxBlock;
 
