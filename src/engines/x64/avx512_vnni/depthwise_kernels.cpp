@@ -26,6 +26,18 @@ namespace {
 
 using namespace depthwise;
 
+// A block of 16 or 32 lanes, vector after vector.
+template <SchemeKind K, Written W, int kColumns, int kParts, int kStep, bool kSaturatedHigh>
+void run_vectors(const DepthwiseOutputs& o) {
+  const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
+  for (int v = 0; v < o.width / 16 && 16 * v < o.channels; ++v) {
+    const VectorTiles<K, W, kColumns, kParts, kStep, kSaturatedHigh> tiles{
+        o, v, _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v)),
+        Sink<K, W, kSaturatedHigh>(o, v)};
+    for_tiles<8>(o.pixels, tiles);
+  }
+}
+
 template <SchemeKind K, Written W, int kColumns, int kParts, int kStep>
 void run_outputs(const DepthwiseOutputs& o) {
   if (o.width == 64) {
@@ -43,13 +55,10 @@ void run_outputs(const DepthwiseOutputs& o) {
     }
     return for_tiles<4>(o.pixels, BlockTiles<K, W, false, false, kColumns, kParts, kStep>(o));
   }
-  const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
-  for (int v = 0; v < o.width / 16 && 16 * v < o.channels; ++v) {
-    const VectorTiles<K, W, kColumns, kParts, kStep> tiles{
-        o, v, _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v)),
-        Sink<K, W>(o, v)};
-    for_tiles<8>(o.pixels, tiles);
+  if constexpr (K == SchemeKind::fbgemm && W == Written::bytes && kEveryKernelVariant) {
+    if (o.saturated_high) return run_vectors<K, W, kColumns, kParts, kStep, true>(o);
   }
+  run_vectors<K, W, kColumns, kParts, kStep, false>(o);
 }
 
 inline void point(const std::int32_t*& array, const std::int32_t* at) { array = at; }

@@ -28,7 +28,9 @@ enum class Written { bytes, s32, sums };
 
 // Where a vector of sums goes: through the output stage of scheme K, straight from the accumulator
 // (per-channel constants loaded once per vector of a run), or into DepthwiseOutputs::sums.
-template <SchemeKind K, Written W>
+// kSaturatedHigh (fbgemm to bytes, DepthwiseOutputs::saturated_high): the stage skips its high
+// clamp and the store's narrowing saturates there instead.
+template <SchemeKind K, Written W, bool kSaturatedHigh = false>
 struct Sink {
   static constexpr std::int64_t kElement = W == Written::s32 ? 4 : 1;
   stage_lanes::Lanes at;
@@ -37,6 +39,7 @@ struct Sink {
   std::byte* out;            // the run's pixel 0, this vector's first channel
   std::int64_t pixel_bytes;  // between consecutive output pixels
   std::int32_t* sums;        // Written::sums: the run's pixel 0, this vector's first lane
+  bool signed_output;
 
   Sink(const DepthwiseOutputs& o, int v)
       : at(W == Written::sums ? stage_lanes::Lanes{}
@@ -45,17 +48,24 @@ struct Sink {
         mask(lane_mask(o.channels, v)),
         out(static_cast<std::byte*>(o.output) + 16 * v * kElement),
         pixel_bytes(o.output_stride * kElement),
-        sums(o.sums + 16 * v) {}
+        sums(o.sums + 16 * v),
+        signed_output(o.signed_output) {}
   [[gnu::always_inline]] void put(std::int32_t pixel, __m512i acc) const {
     if constexpr (W == Written::sums) {
       _mm512_store_si512(sums + pixel * 64, acc);
     } else {
-      // Every scheme clamps to [lo, hi] here (no narrowing-saturation shortcut), so the result
-      // already fits the output dtype and a truncating narrowing is exact, for u8 and s8 alike.
-      const __m512i r = stage_lanes::apply<K>(acc, at, stage, false);
+      // Every scheme clamps below to lo here, and above to hi unless kSaturatedHigh; clamped, the
+      // result fits the output dtype and a truncating narrowing is exact, for u8 and s8 alike.
+      const __m512i r = stage_lanes::apply<K>(acc, at, stage, false, true, kSaturatedHigh);
       std::byte* to = out + pixel * pixel_bytes;
       if constexpr (W == Written::s32) {
         _mm512_mask_storeu_epi32(to, mask, r);
+      } else if constexpr (kSaturatedHigh) {  // r ≥ lo ≥ the dtype's minimum: saturate above
+        if (signed_output) {
+          _mm512_mask_cvtsepi32_storeu_epi8(to, mask, r);
+        } else {
+          _mm512_mask_cvtusepi32_storeu_epi8(to, mask, r);
+        }
       } else {
         _mm512_mask_cvtepi32_storeu_epi8(to, mask, r);
       }
@@ -139,12 +149,12 @@ template <int kTile, class Tile>
 
 // Blocks of 16 or 32 lanes (channels in order): one vector of 16 channels at a time over the
 // whole run (its output-stage constants and weights loaded once), each sum narrowed on its own.
-template <SchemeKind K, Written W, int kColumns, int kParts, int kStep>
+template <SchemeKind K, Written W, int kColumns, int kParts, int kStep, bool kSaturatedHigh>
 struct VectorTiles {
   const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   int v;
   __m512i start;
-  Sink<K, W> sink;
+  Sink<K, W, kSaturatedHigh> sink;
   template <int kTile>
   [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
     __m512i acc[kTile];
