@@ -11,7 +11,6 @@
 #include <immintrin.h>
 
 #include <cstring>
-#include <utility>
 
 #include "engines/x64/avx512_vnni/kernels.hpp"
 #include "engines/x64/avx512_vnni/row_stores.hpp"
@@ -276,22 +275,25 @@ void in_lane_to_channels(std::int32_t* acc, int rows) {
   }
 }
 
+// Chunks kC.. of kChunks over kRows rows, as even as possible (9 rows: 5 + 4, not 6 + 3: a chunk
+// loads the weights per tap whatever its rows).
+template <int kRows, int kWidth, bool kWindowSums, int kChunks, int kC = 0>
+[[gnu::always_inline]] inline void in_lane_even_chunks(const GroupedTile& g) {
+  if constexpr (kC < kChunks) {
+    constexpr int kBase = kRows / kChunks, kExtra = kRows % kChunks;
+    in_lane_rows<kBase + (kC < kExtra ? 1 : 0), kWidth, kWindowSums>(
+        g, kC * kBase + (kC < kExtra ? kC : kExtra));
+    in_lane_even_chunks<kRows, kWidth, kWindowSums, kChunks, kC + 1>(g);
+  }
+}
+
 template <int kRows, int kWidth, bool kWindowSums>
 void in_lane_chunks(const GroupedTile& g) {
   // Accumulators, weights and the rows' loads in the 32 registers: 6 rows x 4 vectors; 5 at 16
   // channels per group (GCC keeps each row's load for the group's 4 K steps); 3 with window sums
   // (GCC 12 spills at 4).
-  // As even as possible (9 rows: 5 + 4, not 6 + 3: a chunk loads the weights per tap whatever its
-  // rows).
   constexpr int kChunk = kWindowSums ? 3 : kWidth == 16 ? 5 : 6;
-  constexpr int kChunks = (kRows + kChunk - 1) / kChunk;
-  constexpr int kBase = kRows / kChunks, kExtra = kRows % kChunks;
-  [&]<int... kC>(std::integer_sequence<int, kC...>) {
-    (in_lane_rows<kBase + (kC < kExtra ? 1 : 0), kWidth, kWindowSums>(
-         g, kC * kBase + (kC < kExtra ? kC : kExtra)),
-     ...);
-  }
-  (std::make_integer_sequence<int, kChunks>{});
+  in_lane_even_chunks<kRows, kWidth, kWindowSums, (kRows + kChunk - 1) / kChunk>(g);
   if (!g.lane_order) in_lane_to_channels<kWidth>(g.gemm.acc, kRows);
 }
 
@@ -383,28 +385,15 @@ GroupedTileKernel by_vectors(int vectors) {
   }
 }
 
-// Rows 1 to kMaxRows; in lane order up to gemm::kMaxInLaneRows (null past what a layout has).
-template <bool kWindowSums, GroupedLanes kLanes>
+// Rows kRows.. up to kMaxRows; in lane order up to gemm::kMaxInLaneRows (null past them).
+template <bool kWindowSums, GroupedLanes kLanes, int kRows = 1>
 GroupedTileKernel by_rows(int rows, int vectors) {
-  if constexpr (kLanes == GroupedLanes::in_lane_groups) {
-    switch (rows) {
-      case 7: return by_vectors<7, kWindowSums, kLanes>(vectors);
-      case 8: return by_vectors<8, kWindowSums, kLanes>(vectors);
-      case 9: return by_vectors<9, kWindowSums, kLanes>(vectors);
-      case 10: return by_vectors<10, kWindowSums, kLanes>(vectors);
-      case 11: return by_vectors<11, kWindowSums, kLanes>(vectors);
-      case 12: return by_vectors<12, kWindowSums, kLanes>(vectors);
-      default: break;
-    }
-  }
-  switch (rows) {
-    case 1: return by_vectors<1, kWindowSums, kLanes>(vectors);
-    case 2: return by_vectors<2, kWindowSums, kLanes>(vectors);
-    case 3: return by_vectors<3, kWindowSums, kLanes>(vectors);
-    case 4: return by_vectors<4, kWindowSums, kLanes>(vectors);
-    case 5: return by_vectors<5, kWindowSums, kLanes>(vectors);
-    case 6: return by_vectors<6, kWindowSums, kLanes>(vectors);
-    default: return nullptr;
+  constexpr int kMost = kLanes == GroupedLanes::in_lane_groups ? gemm::kMaxInLaneRows : kMaxRows;
+  if constexpr (kRows > kMost) {
+    return nullptr;
+  } else {
+    if (rows == kRows) return by_vectors<kRows, kWindowSums, kLanes>(vectors);
+    return by_rows<kWindowSums, kLanes, kRows + 1>(rows, vectors);
   }
 }
 
