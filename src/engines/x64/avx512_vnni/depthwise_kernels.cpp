@@ -38,22 +38,40 @@ void run_vectors(const DepthwiseOutputs& o) {
   }
 }
 
+// Blocks of kVectors vectors (64 or 32 lanes) through BlockTiles of kTile pixels, with the clamps
+// their narrowing stands for.
+template <SchemeKind K, Written W, int kColumns, int kParts, int kStep, int kVectors, int kTile>
+[[gnu::always_inline]] inline void run_blocks(const DepthwiseOutputs& o) {
+  // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
+  const StageView& s = *o.stage;
+  if constexpr (W == Written::bytes && kEveryKernelVariant) {
+    if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
+      if constexpr (K == SchemeKind::fbgemm) {
+        if (o.saturated_high) {
+          return for_tiles<kTile>(
+              o.pixels, BlockTiles<K, W, true, true, kColumns, kParts, kStep, kVectors>(o));
+        }
+      }
+      return for_tiles<kTile>(o.pixels,
+                              BlockTiles<K, W, true, false, kColumns, kParts, kStep, kVectors>(o));
+    }
+  }
+  for_tiles<kTile>(o.pixels, BlockTiles<K, W, false, false, kColumns, kParts, kStep, kVectors>(o));
+}
+
+// A 32-lane block to bytes: two vectors packed together, tiles of 8 pixels as VectorTiles' (of 4 or
+// 6 it ran no faster than a vector at a time). Out of line: inlined into run_outputs beside the
+// 64-lane tiles, it cost those 5 % (their registers allocated differently).
+template <SchemeKind K, int kColumns, int kParts, int kStep>
+[[gnu::noinline]] void run_pairs(const DepthwiseOutputs& o) {
+  run_blocks<K, Written::bytes, kColumns, kParts, kStep, 2, 8>(o);
+}
+
 template <SchemeKind K, Written W, int kColumns, int kParts, int kStep>
 void run_outputs(const DepthwiseOutputs& o) {
-  if (o.width == 64) {
-    // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
-    const StageView& s = *o.stage;
-    if constexpr (W == Written::bytes && kEveryKernelVariant) {
-      if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
-        if constexpr (K == SchemeKind::fbgemm) {
-          if (o.saturated_high) {
-            return for_tiles<4>(o.pixels, BlockTiles<K, W, true, true, kColumns, kParts, kStep>(o));
-          }
-        }
-        return for_tiles<4>(o.pixels, BlockTiles<K, W, true, false, kColumns, kParts, kStep>(o));
-      }
-    }
-    return for_tiles<4>(o.pixels, BlockTiles<K, W, false, false, kColumns, kParts, kStep>(o));
+  if (o.width == 64) return run_blocks<K, W, kColumns, kParts, kStep, 4, 4>(o);
+  if constexpr (W == Written::bytes) {
+    if (o.width == 32) return run_pairs<K, kColumns, kParts, kStep>(o);
   }
   if constexpr (K == SchemeKind::fbgemm && W == Written::bytes && kEveryKernelVariant) {
     if (o.saturated_high) return run_vectors<K, W, kColumns, kParts, kStep, true>(o);

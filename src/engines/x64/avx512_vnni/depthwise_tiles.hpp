@@ -178,15 +178,19 @@ inline void transpose_lanes(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
   c = _mm512_shuffle_i32x4(ab_high, cd_high, 0x88);
   d = _mm512_shuffle_i32x4(ab_high, cd_high, 0xdd);
 }
-// A 64-lane block: a tile's four vectors one after the other, then per pixel: to u8 or s8, two
-// packs to 16 bits and one to 8, which leave the channels in order (see depthwise_columns.cpp), and
-// one 64-byte store; to s32 (or the exact sums), the lanes transposed back and four stores. The
-// pack to bytes is the only step where u8 and s8 differ (chosen once per tile). kSaturatedLow: the
-// pack to bytes saturates at the output's lower bound, so the schemes skip their own low clamp;
-// kSaturatedHigh (fbgemm): likewise at the upper bound (DepthwiseOutputs::saturated_high).
+// A 64-lane block (kVectors 4): a tile's four vectors one after the other, then per pixel: to u8
+// or s8, two packs to 16 bits and one to 8, which leave the channels in order (see
+// depthwise_columns.cpp), and one 64-byte store; to s32 (or the exact sums), the lanes transposed
+// back and four stores. The pack to bytes is the only step where u8 and s8 differ (chosen once per
+// tile). A 32-lane block to bytes (kVectors 2, channels in order): its two vectors packed the same
+// way, one vpermd putting the 32 bytes in order, one store (narrowed one vector at a time, the
+// 32-channel layers took a third more time per channel than the 64-lane blocks). kSaturatedLow:
+// the pack to bytes saturates at the output's lower bound, so the schemes skip their own low
+// clamp; kSaturatedHigh (fbgemm): likewise at the upper bound (DepthwiseOutputs::saturated_high).
 template <SchemeKind K, Written W, bool kSaturatedLow, bool kSaturatedHigh, int kColumns,
-          int kParts, int kStep>
+          int kParts, int kStep, int kVectors = 4>
 struct BlockTiles {
+  static_assert(kVectors == 4 || (kVectors == 2 && W == Written::bytes));
   static constexpr bool kRaw = W == Written::sums;
   static constexpr bool kBytes = W == Written::bytes;
   // zy added to the packed words (saturating, as the packs narrow) rather than to each vector.
@@ -197,7 +201,7 @@ struct BlockTiles {
 
   explicit BlockTiles(const DepthwiseOutputs& outputs) : o(outputs), stage(*outputs.stage) {
     const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
-    for (int v = 0; v < 4; ++v) {
+    for (int v = 0; v < kVectors; ++v) {
       start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));
     }
   }
@@ -206,7 +210,7 @@ struct BlockTiles {
   [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
     __m512i r[4][kTile];
 #pragma GCC unroll 4
-    for (int v = 0; v < 4; ++v) {
+    for (int v = 0; v < kVectors; ++v) {
       __m512i acc[kTile];
       accumulate<kTile, kColumns, kParts, kStep>(o, v, first, start[v], acc);
       finish_vector<kTile>(v, acc, r);
@@ -263,11 +267,15 @@ struct BlockTiles {
     const __mmask64 mask = (~std::uint64_t{0}) >> (64 - o.channels);
     auto* out = static_cast<std::int8_t*>(o.output) + first * o.output_stride;
     const std::int64_t stride = o.output_stride;
+    // kVectors 2: 128-bit lane l's dwords 0 and 1 hold channels 4l.. and 16 + 4l..
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
 #pragma GCC unroll 8
     for (int p = 0; p < kTile; ++p) {
       if (p >= valid) continue;
-      const __m512i bytes =
-          kSigned ? _mm512_packs_epi16(r[1][p], r[3][p]) : _mm512_packus_epi16(r[1][p], r[3][p]);
+      const __m512i high = kVectors == 4 ? r[3][p] : r[1][p];
+      __m512i bytes =
+          kSigned ? _mm512_packs_epi16(r[1][p], high) : _mm512_packus_epi16(r[1][p], high);
+      if constexpr (kVectors == 2) bytes = _mm512_permutexvar_epi32(order, bytes);
       _mm512_mask_storeu_epi8(out + p * stride, mask, bytes);
     }
   }
