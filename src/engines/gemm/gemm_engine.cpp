@@ -450,14 +450,13 @@ class GemmKernel final : public PreparedKernel {
       kernels_.in_lane_stage(static_cast<int>(group_in_), stage, out_channels_, storage,
                              lane_stage);
     }
+    const bool saturated_high = narrowing_saturates_high(d, call.stage.vectors());
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
       for (std::int64_t task = begin; task < end; ++task) {
-        if (pixels_outer_) {
-          run_row(ctx, stage, lane_stage, pixel_sums, padding_row, task % panels_, task / panels_);
-        } else {
-          run_row(ctx, stage, lane_stage, pixel_sums, padding_row, task / rows, task % rows);
-        }
+        const std::int64_t panel = pixels_outer_ ? task % panels_ : task / rows;
+        const std::int64_t row = pixels_outer_ ? task / panels_ : task % rows;
+        run_row(ctx, stage, lane_stage, pixel_sums, padding_row, saturated_high, panel, row);
       }
       if (amx_) kernels_.amx_end();
     });
@@ -1038,12 +1037,12 @@ class GemmKernel final : public PreparedKernel {
     std::int64_t input_offset;        // its group's first input channel, in bytes into a pixel
     const std::int32_t* pixel_sums;   // per pixel of the walked tensor, or null (sum_input_pixels)
     const std::uint8_t* padding_row;  // pixel tiles: a row of zero points (zero_point_row)
-    bool saturated_high;              // narrowing_saturates_high for this call's stage
+    bool saturated_high;  // narrowing_saturates_high for this call's stage (once a call)
   };
 
   void run_row(const RunContext& ctx, const StageView& stage, const StageView& lane_stage,
-               const std::int32_t* pixel_sums, const std::uint8_t* padding_row, std::int64_t panel,
-               std::int64_t row) const {
+               const std::int32_t* pixel_sums, const std::uint8_t* padding_row, bool saturated_high,
+               std::int64_t panel, std::int64_t row) const {
     const auto p = static_cast<std::size_t>(panel);
     const PanelRun pr{ctx,
                       stage,
@@ -1059,7 +1058,7 @@ class GemmKernel final : public PreparedKernel {
                           ? pixel_sums + panel / panels_per_group_ * walked_pixels(ctx.batch)
                           : nullptr,
                       padding_row,
-                      narrowing_saturates_high(problem_.desc(), ctx.stage.vectors())};
+                      saturated_high};
     if (path_ == Path::flat) {
       const std::int64_t pixels = ctx.batch * out_h_ * out_w_;
       std::int64_t begin = row * flat_chunk();

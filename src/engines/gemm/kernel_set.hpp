@@ -34,7 +34,7 @@ namespace qconv::detail::gemm {
 
 // Output channels per weight panel.
 inline constexpr int kPanelWidth = 64;
-// The most rows any register tile has (a KernelSet's max_rows is at most this).
+// The most rows a KernelSet's max_rows may be (in-lane grouped tiles take up to kMaxInLaneRows).
 inline constexpr int kMaxTileRows = 8;
 // The most rows of one grouped tile in lane order (GroupedLanes::in_lane_groups): two register
 // chunks per call, so that the tile's fixed costs spread over twice the pixels.

@@ -26,7 +26,7 @@ namespace {
 
 using namespace depthwise;
 
-// A block of 16 or 32 lanes, vector after vector.
+// A block of 16 lanes, or of 32 to s32 or the sums, vector after vector.
 template <SchemeKind K, Written W, int kColumns, int kParts, int kStep, bool kSaturatedHigh>
 void run_vectors(const DepthwiseOutputs& o) {
   const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);

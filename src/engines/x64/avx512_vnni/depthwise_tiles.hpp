@@ -147,8 +147,9 @@ template <int kTile, class Tile>
   }
 }
 
-// Blocks of 16 or 32 lanes (channels in order): one vector of 16 channels at a time over the
-// whole run (its output-stage constants and weights loaded once), each sum narrowed on its own.
+// Blocks of 16 lanes, and of 32 to s32 or the sums (channels in order): one vector of 16 channels
+// at a time over the whole run (its output-stage constants and weights loaded once), each sum
+// narrowed on its own.
 template <SchemeKind K, Written W, int kColumns, int kParts, int kStep, bool kSaturatedHigh>
 struct VectorTiles {
   const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
