@@ -37,7 +37,10 @@ class CMakeBuild(build_ext):
     extension and the generated _version.py into the package."""
 
     def build_extension(self, ext):
-        build = pathlib.Path(self.build_temp).resolve() / "cmake"
+        # CMake's tree one level below the sources, as scripts/test.sh's build/ is: every compile
+        # command then names the same relative paths in both trees, so a compiler cache with a
+        # base directory (.ci/run's ccache) serves this build from that one.
+        build = ROOT / "build-pip"
         configure = [
             "cmake", "-S", str(ROOT), "-B", str(build),
             "-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF",
@@ -68,6 +71,7 @@ setup(
     version=cmake_version(),
     ext_modules=[Extension("qconv._qconv", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
-    # setuptools' scratch space, out of CMake's build/ (scripts/test.sh's build tree).
-    options={"build": {"build_base": "build-pip"}},
+    # setuptools' scratch space, out of CMake's build/ (scripts/test.sh's build tree) and beside
+    # this build's own CMake tree.
+    options={"build": {"build_base": "build-pip/setuptools"}},
 )

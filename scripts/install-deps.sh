@@ -16,10 +16,11 @@
 #             the onnxruntime-node package itself comes from npm
 #   --arm64   the aarch64 cross build and its tests under qemu (scripts/test-arm64.sh): the cross
 #             compiler, qemu-user, GoogleTest's sources (built for the target) and the JSON headers
+#   --ci      what .ci/run adds to the tasks above: ccache, shared by its builds of the same sources
 #   --all     all of the above
 set -euo pipefail
 
-usage() { sed -n '3,19s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '3,20s/^# \{0,1\}//p' "$0"; }
 
 build=(build-essential cmake ninja-build
        libpthreadpool-dev)                          # RunOptions::pool: the host's thread pool
@@ -40,6 +41,7 @@ arm64=(g++-aarch64-linux-gnu                        # the cross compiler and the
        nlohmann-json3-dev)                          # header-only: the same headers serve both
 # python3-onnx builds the models; Node.js runs ORT. A node or npm already on the PATH (e.g.
 # NodeSource's nodejs, which bundles npm and conflicts with Debian's npm) is used as it is.
+ci=(ccache)
 onnxruntime=(python3-onnx)
 command -v node >/dev/null || onnxruntime+=(nodejs)
 command -v npm >/dev/null || onnxruntime+=(npm)
@@ -54,9 +56,10 @@ for task in "$@"; do
     --fuzz) packages+=("${fuzz[@]}") ;;
     --onnxruntime) packages+=("${onnxruntime[@]}") ;;
     --arm64) packages+=("${arm64[@]}") ;;
+    --ci) packages+=("${ci[@]}") ;;
     --all)
       packages+=("${bench[@]}" "${tests[@]}" "${python[@]}" "${pip[@]}" "${fuzz[@]}"
-                 "${onnxruntime[@]}" "${arm64[@]}")
+                 "${onnxruntime[@]}" "${arm64[@]}" "${ci[@]}")
       ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install-deps.sh: unknown task '$task'" >&2; usage >&2; exit 2 ;;
