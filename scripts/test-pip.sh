@@ -21,7 +21,9 @@ scripts/install-deps.sh --pip
 python=/usr/bin/python3  # Debian's Python: the one its NumPy, torch and mypy serve
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"  # setup.py's -j
 
-work=$(mktemp -d)
+# The clean copy in an ignored folder of this tree (not a system temporary directory), so that a
+# compiler cache whose base directory is the tree (.ci/run) serves pip's build from build/'s.
+work=$(mktemp -d "$root/build-pip-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/src" "$work/run"
 if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
