@@ -39,9 +39,9 @@ arm64=(g++-aarch64-linux-gnu                        # the cross compiler and the
        qemu-user                                    # qemu-aarch64, to run the tests
        libgtest-dev libgmock-dev                    # /usr/src/googletest, built for the target
        nlohmann-json3-dev)                          # header-only: the same headers serve both
+ci=(ccache)                                         # one compiler cache for CI's two Release builds
 # python3-onnx builds the models; Node.js runs ORT. A node or npm already on the PATH (e.g.
 # NodeSource's nodejs, which bundles npm and conflicts with Debian's npm) is used as it is.
-ci=(ccache)
 onnxruntime=(python3-onnx)
 command -v node >/dev/null || onnxruntime+=(nodejs)
 command -v npm >/dev/null || onnxruntime+=(npm)
