@@ -83,9 +83,10 @@ template <int kSlot>
 void sum_short_pixels(const std::uint8_t* in, std::int64_t pixels, std::int64_t pixel_bytes,
                       std::int64_t channels, std::int32_t* out) {
   const __m512i zero = _mm512_setzero_si512();
-  const auto slot = static_cast<__mmask32>((~std::uint32_t{0}) >> (32 - channels));
+  ChannelSpan span(channels);  // channels < 64: the tail's mask covers them all
+  const auto slot = static_cast<__mmask32>(span.tail);
   const bool packed = pixel_bytes == kSlot && channels == kSlot;
-  // Pixels first .. first + kPerVector − 1 in their slots: qword partial sums, kSlot / 8 a pixel.
+  // Pixels first .. first + 64 / kSlot − 1 in their slots: qword partial sums, kSlot / 8 a pixel.
   const auto partials = [&](std::int64_t first) {
     const std::uint8_t* p = in + first * pixel_bytes;
     if (packed) return _mm512_sad_epu8(_mm512_loadu_si512(p), zero);
@@ -125,8 +126,8 @@ void sum_short_pixels(const std::uint8_t* in, std::int64_t pixels, std::int64_t 
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_castsi512_si256(sums));
   }
   for (; i < pixels; ++i) {
-    out[i] = static_cast<std::int32_t>(_mm512_reduce_add_epi64(
-        _mm512_sad_epu8(_mm512_maskz_loadu_epi8(slot, in + i * pixel_bytes), zero)));
+    out[i] = static_cast<std::int32_t>(
+        _mm512_reduce_add_epi64(pixel_partials<true>(in + i * pixel_bytes, span)));
   }
 }
 
