@@ -223,6 +223,7 @@ class DepthwiseKernel final : public PreparedKernel {
       if (!geometry_.row_pairs || (y / step) % 2 == 0) task_rows_.push_back(y);
     }
     pack(problem, weights);
+    plan_task_rows();
     columns_ = geometry_.max_columns();
     // Interleaved columns (at most 64 lanes of 4 bytes), then the sums of a scalar output stage.
     scratch_bytes_ = round_up(
@@ -232,6 +233,7 @@ class DepthwiseKernel final : public PreparedKernel {
     if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) plan_slabs();
     for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
+    element_ = static_cast<std::int64_t>(element_size(d.output_dtype));
     for (ColumnPhase& c : geometry_.column_phases) {
       // Kernel columns at consecutive buffer columns, each split into splits_ taps: a fixed
       // schedule where the kernels have one.
@@ -249,6 +251,7 @@ class DepthwiseKernel final : public PreparedKernel {
         fused_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_);
       }
     }
+    plan_kernel_args();
   }
 
   std::vector<std::byte> packed() const override { return canonical_; }
@@ -331,8 +334,8 @@ class DepthwiseKernel final : public PreparedKernel {
                        run_row(row_call, input + n * in_image, 0,
                                static_cast<std::byte*>(output) +
                                    static_cast<std::size_t>(n * out_image) * element,
-                               0, task_rows_[static_cast<std::size_t>(row % tasks_per_image)],
-                               blocks_[block], block, slot.data());
+                               0, static_cast<std::size_t>(row % tasks_per_image), blocks_[block],
+                               block, slot.data());
                      }
                    });
       if (nchw_output) {
@@ -374,8 +377,8 @@ class DepthwiseKernel final : public PreparedKernel {
         for (std::int64_t t = first; t < r.tasks_end; ++t) {
           for (std::size_t b = 0; b < blocks_.size(); ++b) {
             run_row(row_call, image, first_row, nchw_output ? out_slab : out,
-                    nchw_output ? r.output_begin : 0, task_rows_[static_cast<std::size_t>(t)],
-                    blocks_[b], b, slot.data());
+                    nchw_output ? r.output_begin : 0, static_cast<std::size_t>(t), blocks_[b], b,
+                    slot.data());
           }
         }
         if (nchw_output) {
@@ -562,47 +565,55 @@ class DepthwiseKernel final : public PreparedKernel {
                                : input_row(kernel_rows[i]);
   }
 
-  // Output row y (and with row pairs y + row_step) of block b. `image`: NHWC input rows from
-  // `first_row` of the image on; `out_image`: NHWC output rows from `first_out_row` on.
-  void run_row(const RowCall& call, const std::uint8_t* image, std::int64_t first_row,
-               void* out_image, std::int64_t first_out_row, std::int64_t y, const Block& b,
-               std::size_t block_index, std::uint8_t* scratch) const {
+  // Each task row's input row per slot, once for every call: −1 outside the input (the zero
+  // point) and for the slots past its kernel rows (weight 0), up to whole groups of 4.
+  void plan_task_rows() {
     const auto& d = problem_.desc();
-    const bool pairs = geometry_.row_pairs;
+    for (const std::int64_t y : task_rows_) {
+      const std::size_t slots = row_slots(y);
+      const auto groups = static_cast<std::int32_t>((slots + 3) / 4);
+      task_slots_.push_back(static_cast<std::int64_t>(slot_rows_.size()));
+      task_groups_.push_back(groups);
+      for (std::size_t i = 0; i < static_cast<std::size_t>(groups) * 4; ++i) {
+        const std::int64_t iy = i < slots ? slot_input_row(y, i) : -1;
+        slot_rows_.push_back(iy >= 0 && iy < d.in_height ? static_cast<std::int32_t>(iy) : -1);
+      }
+    }
+  }
+
+  // Task row `task`'s output row y (and with row pairs y + row_step) of block b. `image`: NHWC
+  // input rows from `first_row` of the image on; `out_image`: NHWC output rows from
+  // `first_out_row` on. Per output row a layer of 7x7 or 14x14 pixels has little work: what is
+  // known at preparation (the slots' input rows, the kernels' fixed arguments) is not derived here.
+  void run_row(const RowCall& call, const std::uint8_t* image, std::int64_t first_row,
+               void* out_image, std::int64_t first_out_row, std::size_t task, const Block& b,
+               std::size_t block_index, std::uint8_t* scratch) const {
+    const std::int64_t y = task_rows_[task];
     const std::size_t phase = row_phase(y);
-    const std::size_t slots = row_slots(y);
-    const auto groups = static_cast<std::int32_t>((slots + 3) / 4);
+    const std::int32_t groups = task_groups_[task];
+    const std::int32_t* slot_rows = slot_rows_.data() + task_slots_[task];
+    const std::int64_t row_bytes = problem_.desc().in_width * in_channels_;
+    const std::uint8_t* first = image - first_row * row_bytes + b.input_offset;
     std::array<const std::uint8_t*, kMaxKernelRows> rows;  // NOLINT: the first groups · 4 set
     for (std::int32_t i = 0; i < groups * 4; ++i) {
-      rows[static_cast<std::size_t>(i)] = nullptr;
-      if (static_cast<std::size_t>(i) >= slots) continue;
-      const std::int64_t iy = slot_input_row(y, static_cast<std::size_t>(i));
-      if (iy < 0 || iy >= d.in_height) continue;
-      rows[static_cast<std::size_t>(i)] =
-          image + ((iy - first_row) * d.in_width) * in_channels_ + b.input_offset;
+      const std::int32_t iy = slot_rows[i];
+      rows[static_cast<std::size_t>(i)] = iy < 0 ? nullptr : first + iy * row_bytes;
     }
     const std::int64_t buffer_bytes =
         static_cast<std::int64_t>(geometry_.max_groups) * columns_ * 4 * b.width;
     std::int32_t* raw = reinterpret_cast<std::int32_t*>(scratch + round_up(buffer_bytes, 64));
-    const DepthwiseColumns build{rows.data(),
-                                 groups,
-                                 in_channels_,
-                                 d.in_width,
-                                 geometry_.first_column,
-                                 static_cast<std::int32_t>(columns_),
-                                 b.width,
-                                 b.input_bytes,
-                                 multiplier_ > 1 ? expand_.data() + block_index * 64 : nullptr,
-                                 flip_input_,
-                                 call.zx,
-                                 scratch};
+    DepthwiseColumns build = columns_args_[block_index];
+    build.rows = rows.data();
+    build.groups = groups;
+    build.zero_point = call.zx;
+    build.out = scratch;
     // A full 64-lane block with a fused kernel reads the rows itself: no buffer to build.
     const DepthwiseColumns* source =
         fused_ != nullptr && b.width == 64 && b.channels == 64 && groups == 1 ? &build : nullptr;
     if (groups > 0 && source == nullptr) depthwise_columns(build);
     write_row(call, out_image, y - first_out_row, phase, groups, b, block_index, scratch, raw,
               source);
-    if (pairs && y + geometry_.row_step < out_h_) {
+    if (geometry_.row_pairs && y + geometry_.row_step < out_h_) {
       write_row(call, out_image, y + geometry_.row_step - first_out_row, phase + 1, groups, b,
                 block_index, scratch, raw, source);
     }
@@ -614,10 +625,6 @@ class DepthwiseKernel final : public PreparedKernel {
                  std::int32_t groups, const Block& b, std::size_t block_index,
                  const std::uint8_t* scratch, std::int32_t* raw,
                  const DepthwiseColumns* source) const {
-    const auto& d = problem_.desc();
-    const bool transposed = problem_.transposed();
-    const std::size_t element = element_size(d.output_dtype);
-    const std::int64_t out_stride = (transposed ? d.stride_w : 1) * out_channels_;
     for (std::size_t c = 0; c < geometry_.column_phases.size(); ++c) {
       const ColumnPhase& phase = geometry_.column_phases[c];
       if (phase.pixels == 0) continue;
@@ -626,41 +633,69 @@ class DepthwiseKernel final : public PreparedKernel {
               geometry_.column_phases.size() +
           c;
       const std::int64_t first_pixel = at * out_w_ + phase.first_x;
-      void* out = static_cast<std::byte*>(out_image) +
-                  static_cast<std::size_t>(first_pixel * out_channels_ + b.channel) * element;
-      const DepthwiseOutputKernel kernel = source != nullptr ? fused_ : phase.kernel;
-      kernel({scratch,
-              groups,
-              static_cast<std::int32_t>(columns_),
-              b.width,
-              static_cast<std::int32_t>(phase.tap_columns.size()),
-              phase.tap_columns.data(),
-              weights_.data() + weight_offsets_[index],
-              sums_.data() + sum_offsets_[index],
-              call.zx,
-              static_cast<std::int32_t>(phase.pixels),
-              phase.step,
-              b.channels,
-              b.channel,
-              out,
-              out_stride,
-              d.output_dtype == DType::s8,
-              call.saturated_high,
-              &call.stage,
-              raw,
-              source});
+      void* out =
+          static_cast<std::byte*>(out_image) + (first_pixel * out_channels_ + b.channel) * element_;
+      DepthwiseOutputs o = outputs_args_[index];
+      o.columns = scratch;
+      o.groups = groups;
+      o.zero_point = call.zx;
+      o.output = out;
+      o.saturated_high = call.saturated_high;
+      o.stage = &call.stage;
+      o.sums = raw;
+      o.source = source;
+      (source != nullptr ? fused_ : phase.kernel)(o);
       if (epilogue_ != nullptr) continue;
       // No vector form for this (scheme, dtype): the scalar output stage, element by element.
       for (std::int64_t p = 0; p < phase.pixels; ++p) {
         for (std::int32_t k = 0; k < b.channels; ++k) {
           const std::int32_t v = call.run.stage.apply(raw[p * 64 + k], b.channel + k);
-          std::byte* at =
-              static_cast<std::byte*>(out) + static_cast<std::size_t>(p * out_stride + k) * element;
-          if (element == 4) {
-            std::memcpy(at, &v, 4);
+          std::byte* to = static_cast<std::byte*>(out) + (p * o.output_stride + k) * element_;
+          if (element_ == 4) {
+            std::memcpy(to, &v, 4);
           } else {
-            *at = static_cast<std::byte>(static_cast<std::uint8_t>(v));
+            *to = static_cast<std::byte>(static_cast<std::uint8_t>(v));
           }
+        }
+      }
+    }
+  }
+
+  // The kernels' arguments that stay the same from call to call: per block its columns' build,
+  // per (block, row phase, column phase) its outputs' (weights, sums, taps, pixels, strides).
+  void plan_kernel_args() {
+    const auto& d = problem_.desc();
+    const std::int64_t out_stride = (problem_.transposed() ? d.stride_w : 1) * out_channels_;
+    for (std::size_t k = 0; k < blocks_.size(); ++k) {
+      const Block& b = blocks_[k];
+      columns_args_.push_back({nullptr, 0, in_channels_, d.in_width, geometry_.first_column,
+                               static_cast<std::int32_t>(columns_), b.width, b.input_bytes,
+                               multiplier_ > 1 ? expand_.data() + k * 64 : nullptr, flip_input_, 0,
+                               nullptr});
+      for (std::size_t a = 0; a < geometry_.row_phases.size(); ++a) {
+        for (std::size_t c = 0; c < geometry_.column_phases.size(); ++c) {
+          const ColumnPhase& phase = geometry_.column_phases[c];
+          const std::size_t index = outputs_args_.size();
+          outputs_args_.push_back({nullptr,
+                                   0,
+                                   static_cast<std::int32_t>(columns_),
+                                   b.width,
+                                   static_cast<std::int32_t>(phase.tap_columns.size()),
+                                   phase.tap_columns.data(),
+                                   weights_.data() + weight_offsets_[index],
+                                   sums_.data() + sum_offsets_[index],
+                                   0,
+                                   static_cast<std::int32_t>(phase.pixels),
+                                   phase.step,
+                                   b.channels,
+                                   b.channel,
+                                   nullptr,
+                                   out_stride,
+                                   d.output_dtype == DType::s8,
+                                   false,
+                                   nullptr,
+                                   nullptr,
+                                   nullptr});
         }
       }
     }
@@ -674,7 +709,14 @@ class DepthwiseKernel final : public PreparedKernel {
   int splits_ = 1;
   std::vector<Block> blocks_;
   std::vector<std::int64_t> task_rows_;
-  std::vector<std::uint16_t> expand_;  // m ≥ 2: per block, 64 lane → span byte indices
+  // Per task row: where its slots' input rows start in slot_rows_, and its groups of 4 slots.
+  std::vector<std::int64_t> task_slots_;
+  std::vector<std::int32_t> task_groups_;
+  std::vector<std::int32_t> slot_rows_;
+  std::vector<DepthwiseColumns> columns_args_;  // per block (see plan_kernel_args)
+  std::vector<DepthwiseOutputs> outputs_args_;  // per (block, row phase, column phase)
+  std::int64_t element_ = 1;                    // bytes per output value
+  std::vector<std::uint16_t> expand_;           // m ≥ 2: per block, 64 lane → span byte indices
   AlignedVector<std::int8_t> weights_;
   AlignedVector<std::int32_t> sums_;
   std::vector<std::int64_t> weight_offsets_, sum_offsets_;  // per (block, row phase, col phase)
