@@ -64,8 +64,9 @@ constexpr std::int64_t kTilePixels = 8;
 // (MobileNetV2's 7x7x960, 423K) ran slower on two threads than on one, waking the second and
 // building the input columns both share; from about 1M (its 56x56 s2 and 14x14x576 layers) two
 // gained (0.84-1.28x -> 1.18-1.33x oneDNN's two threads at 56x56 s2 on an AMD Zen 5; at 768K per
-// thread those ran on one).
-constexpr std::int64_t kMinMacsPerThread = std::int64_t{448} << 10;
+// thread those ran on one), and since the rows' setup is planned, from about 0.65M (14x14x384:
+// 8.2 -> 7.6 us, 14x14x512 10.7 -> 9.5 us at two threads).
+constexpr std::int64_t kMinMacsPerThread = std::int64_t{320} << 10;
 
 // Input rows an NCHW slab transposes, at most (more when one output row alone reads more).
 constexpr std::int64_t kSlabInputBytes = std::int64_t{64} << 10;
