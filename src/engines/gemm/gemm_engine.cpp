@@ -68,11 +68,11 @@ constexpr std::int64_t kMinPixelTileSteps = 32;
 constexpr std::int64_t kFlatChunkTiles = 16;
 // Full panels (4 vectors) run as flat runs (KernelSet::flat_run) below this K only: a flat run's
 // tile is shorter than the GEMM tile (its output stage needs registers), which costs more than the
-// fixed costs it saves once K is long (ResNet-50's 1x1 layers of K = 512 and 1024: 2-3 % slower;
-// K = 64: 3-20 % faster; K = 256: 1-3 % faster at one thread, 8-14 % at two, where the runs' longer
-// tasks split the layer more evenly). Narrower panels gain at any K (the GEMM tile stays 6 pixels
-// high).
-constexpr std::int64_t kFlatRunFullPanelBelowK = 512;
+// fixed costs it saves once K is long. ResNet-50's 1x1 layers on an AMD Zen 5, flat runs against
+// GEMM tiles at one thread / two: K = 64 3-20 % faster; K = 256 1-3 % / 8-14 % faster; K = 512
+// 0-9 % / 5-12 % faster (the runs' longer tasks split the layer more evenly); K = 1024 4-6 %
+// slower / even. Narrower panels gain at any K (the GEMM tile stays 6 pixels high).
+constexpr std::int64_t kFlatRunFullPanelBelowK = 1024;
 // Output pixels per task of a layer with flat runs: one call each, so longer than the tiles' (the
 // call's fixed costs, 1-5 % of 96 pixels of a 16-channel layer), and short enough that 2 threads
 // still share a 28x28 layer evenly.
