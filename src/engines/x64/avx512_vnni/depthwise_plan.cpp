@@ -208,6 +208,9 @@ struct Block {
 
 class DepthwiseKernel final : public PreparedKernel {
  public:
+  // Not copied: the kernels' planned arguments point into its own vectors (plan_kernel_args).
+  DepthwiseKernel(const DepthwiseKernel&) = delete;
+  DepthwiseKernel& operator=(const DepthwiseKernel&) = delete;
   DepthwiseKernel(const Problem& problem, const CanonicalWeights& weights)
       : problem_(problem), geometry_(problem), canonical_(weights.bytes()) {
     const auto& d = problem.desc();
@@ -594,11 +597,11 @@ class DepthwiseKernel final : public PreparedKernel {
     const std::int32_t groups = task_groups_[task];
     const std::int32_t* slot_rows = slot_rows_.data() + task_slots_[task];
     const std::int64_t row_bytes = problem_.desc().in_width * in_channels_;
-    const std::uint8_t* first = image - first_row * row_bytes + b.input_offset;
     std::array<const std::uint8_t*, kMaxKernelRows> rows;  // NOLINT: the first groups · 4 set
     for (std::int32_t i = 0; i < groups * 4; ++i) {
       const std::int32_t iy = slot_rows[i];
-      rows[static_cast<std::size_t>(i)] = iy < 0 ? nullptr : first + iy * row_bytes;
+      rows[static_cast<std::size_t>(i)] =
+          iy < 0 ? nullptr : image + (iy - first_row) * row_bytes + b.input_offset;
     }
     const std::int64_t buffer_bytes =
         static_cast<std::int64_t>(geometry_.max_groups) * columns_ * 4 * b.width;
