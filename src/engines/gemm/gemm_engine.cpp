@@ -182,7 +182,8 @@ class GemmKernel final : public PreparedKernel {
            (group_in_ % 64 == 0 || (group_in_ % 32 == 0 && (groups_ > 1 || chunks_of_32)) ||
             path_ == Path::im2col || channel_padded_ || row_runs_);
     // A strided 1x1 layer on AMX reads a dense copy of the pixels it uses (a tile's rows need one
-    // input stride); on vpdpbusd it reads each pixel from its own offset.
+    // input stride); on vpdpbusd it reads each pixel from its own offset, unless it runs as flat
+    // runs (below: a dense copy then too).
     compact_copy_ = amx_ && path_ == Path::flat && strided;
     // Groups narrower than a panel share one (its lanes full, and a tile's fixed costs spread
     // over 64 channels): each lane reads its own group's input dwords through the kernel set's
@@ -324,7 +325,8 @@ class GemmKernel final : public PreparedKernel {
     }
     // A strided 1x1 layer with flat runs reads a dense copy of the pixels it uses, as on AMX: a
     // pass over a quarter of the input (stride 2), against tiles that each read their rows from
-    // their own offsets (ResNet-50's l2.ds, K = 256: 0.93x oneDNN at one and two threads).
+    // their own offsets (ResNet-50's l2.ds, K = 256: 299 -> 269 us at one thread, 0.93x oneDNN
+    // before).
     // (Without flat runs, they read the input in place, flat_runs_ unused: PanelRun::strided.)
     if (path_ == Path::flat && strided && flat_run_panels_) compact_copy_ = true;
   }
