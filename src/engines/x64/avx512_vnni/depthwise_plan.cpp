@@ -220,6 +220,7 @@ class DepthwiseKernel final : public PreparedKernel {
     flip_input_ = d.input_dtype == DType::s8;
     out_h_ = problem.out_height();
     out_w_ = problem.out_width();
+    element_ = static_cast<std::int64_t>(element_size(d.output_dtype));
     plan_blocks();
     // The first output row of each task (per image): every row, or the upper row of each pair.
     for (std::int64_t y = 0; y < out_h_; ++y) {
@@ -237,7 +238,6 @@ class DepthwiseKernel final : public PreparedKernel {
     if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) plan_slabs();
     for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
-    element_ = static_cast<std::int64_t>(element_size(d.output_dtype));
     for (ColumnPhase& c : geometry_.column_phases) {
       // Kernel columns at consecutive buffer columns, each split into splits_ taps: a fixed
       // schedule where the kernels have one.
@@ -315,7 +315,7 @@ class DepthwiseKernel final : public PreparedKernel {
         narrowing_saturates_high(d, call.stage.vectors())};
     const auto blocks = static_cast<std::int64_t>(blocks_.size());
     const auto tasks_per_image = static_cast<std::int64_t>(task_rows_.size());
-    const std::size_t element = element_size(d.output_dtype);
+    const auto element = static_cast<std::size_t>(element_);
     const auto* input = static_cast<const std::uint8_t*>(call.input);
     const std::int64_t in_image = d.in_height * d.in_width * in_channels_;
     const std::int64_t out_image = out_h_ * out_w_ * out_channels_;
@@ -451,9 +451,8 @@ class DepthwiseKernel final : public PreparedKernel {
     for (std::int64_t first = 0; first < tasks; first += slab_step()) {
       const SlabRows r = slab_rows(first, std::min(first + slab_tasks_, tasks));
       slab_input_bytes_ = std::max(slab_input_bytes_, (r.input_end - r.input_begin) * row_bytes);
-      slab_output_bytes_ =
-          std::max(slab_output_bytes_, (r.output_end - r.output_begin) * out_w_ * out_channels_ *
-                                           static_cast<std::int64_t>(element_size(d.output_dtype)));
+      slab_output_bytes_ = std::max(
+          slab_output_bytes_, (r.output_end - r.output_begin) * out_w_ * out_channels_ * element_);
     }
     slab_input_bytes_ = round_up(slab_input_bytes_, 64);
     slab_output_bytes_ = round_up(slab_output_bytes_, 64);
