@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu_features.hpp"
 #include "engines/engine.hpp"
 #include "qconv/plan.hpp"
 #include "support/engine_runs.hpp"
@@ -196,6 +197,62 @@ TEST_P(DepthwiseConformance, NchwSlabsOnTwoThreads) {
       if (HasFatalFailure()) return;
       ++round;
     }
+  }
+}
+
+// NCHW input and output at column strides of 2 and more, which the AVX-512 engines run, on a CPU
+// with AVX-512 VBMI, on the output planes themselves, pixels in lanes (describe(): "NCHW planes"):
+// slots that cross output rows (narrow planes) and stop at a row's end (wide ones), a kernel row in
+// one entry of 4 columns or two (5x5, 7x7: 4 + 3), stride 3, dilation, wide and asymmetric
+// padding, multipliers 2 and 3, the tensor's last plane (its loads masked) at batch 1 and 2, u8
+// and s8 inputs and weights with zero points at both ends (w − zw in two or three parts), s32
+// outputs and every scheme, 1 and 2 threads; and a dilation whose one pixel's kernel row spans
+// more than 64 input bytes, which must go to the slabs instead.
+TEST_P(DepthwiseConformance, NchwPlanesPixelsInLanes) {
+  Rng rng(43);
+  struct Shape {
+    Geometry g;
+    bool planes;  // whether the plane path takes it (on a CPU with VBMI)
+  };
+  const Shape shapes[] = {
+      // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
+      {{96, 1, 28, 28, 3, 3, 2, 2, 1, 0, 1, 0, 1, false, 0}, true},
+      {{24, 1, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0}, true},
+      {{10, 1, 35, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0}, true},
+      {{7, 1, 9, 40, 5, 5, 2, 3, 1, 2, 2, 2, 2, false, 0}, true},
+      {{5, 1, 12, 12, 7, 7, 2, 2, 1, 3, 0, 3, 1, false, 0}, true},
+      {{6, 3, 11, 13, 3, 3, 2, 2, 2, 2, 2, 2, 2, false, 0}, true},
+      {{4, 2, 8, 30, 1, 4, 1, 2, 1, 0, 0, 1, 2, false, 0}, true},
+      {{3, 1, 60, 70, 3, 3, 2, 2, 25, 1, 1, 26, 25, false, 0}, true},
+      {{3, 1, 90, 90, 3, 3, 2, 2, 40, 1, 1, 40, 40, false, 0}, false},
+  };
+  const bool avx512 = GetParam().starts_with("avx512");
+  const bool vbmi = (detail::host_cpu_features() & detail::kAvx512vbmi) != 0;
+  int round = 0;
+  for (const Shape& shape : shapes) {
+    for (int k = 0; k < 6; ++k, ++round) {
+      ProblemDesc d = depthwise_desc(rng, shape.g, 1 + k % 2, k % 3 != 1);
+      d.input_layout = d.output_layout = Layout::NCHW;
+      if (k % 3 == 2 && d.scheme.kind != SchemeKind::int32) {
+        d.output_dtype = DType::s32;
+        d.output_zero_point = 0;
+      }
+      const RandomCase rc = test::random_case_for(rng, d);
+      SCOPED_TRACE("round " + std::to_string(round) + ": " + Problem(rc.desc).summary());
+      if (avx512 && vbmi) {
+        const std::string described =
+            Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()})
+                .describe();
+        const bool vector_stage = described.find("scalar output stage") == std::string::npos;
+        EXPECT_EQ(described.find("NCHW planes") != std::string::npos, shape.planes && vector_stage)
+            << described;
+      }
+      expect_exact(GetParam(), rc, 1 + k / 3);
+      if (HasFatalFailure()) return;
+    }
+  }
+  if (avx512 && !vbmi) {
+    GTEST_SKIP() << "exact on the slabs; the NCHW planes need avx512vbmi, which this CPU lacks";
   }
 }
 

@@ -43,6 +43,7 @@ CpuFeatures detect() {
     if ((ecx & bit_AVX512VNNI) != 0) features |= kAvx512vnni;
     if ((ebx & bit_AVX512VL) != 0) features |= kAvx512vl;
     if ((ebx & bit_AVX512DQ) != 0) features |= kAvx512dq;
+    if ((ecx & bit_AVX512VBMI) != 0) features |= kAvx512vbmi;
   }
   const bool tiles_saved = (xcr0 & 0x60000) == 0x60000;  // XTILECFG and XTILEDATA
   if (tiles_saved && (edx & (1u << 24)) != 0) {
@@ -72,7 +73,7 @@ CpuFeatures detect() {
 CpuFeatures detect() { return 0; }
 #endif
 
-constexpr std::array<std::pair<CpuFeatures, const char*>, 13> kNames{{
+constexpr std::array<std::pair<CpuFeatures, const char*>, 14> kNames{{
     {kAvx2, "avx2"},
     {kAvx512f, "avx512f"},
     {kAvx512bw, "avx512bw"},
@@ -83,6 +84,7 @@ constexpr std::array<std::pair<CpuFeatures, const char*>, 13> kNames{{
     {kAmxInt8, "amx-int8"},
     {kAvxVnni, "avx-vnni"},
     {kFma, "fma"},
+    {kAvx512vbmi, "avx512vbmi"},
     {kNeon, "neon"},
     {kNeonDot, "neon-dot"},
     {kI8mm, "i8mm"},

@@ -27,6 +27,7 @@ enum CpuFeature : CpuFeatures {
   kAmxInt8 = 1u << 7,  // request it: see the AMX kernels)
   kAvxVnni = 1u << 8,  // 256-bit vpdpbusd, VEX-encoded (cpuid 7.1 eax bit 4)
   kFma = 1u << 9,
+  kAvx512vbmi = 1u << 10,  // byte permutes across the whole vector (vpermb, vpermt2b)
 };
 
 // ARM features (Linux's HWCAP bits): Advanced SIMD, its dot product (ARMv8.2 sdot/udot) and the
@@ -40,9 +41,9 @@ enum ArmCpuFeature : CpuFeatures {
 inline constexpr CpuFeatures kKnownArmCpuFeatures = kNeon | kNeonDot | kI8mm;
 
 // Every bit this library knows; a file naming any other bit was written by a newer library.
-inline constexpr CpuFeatures kKnownCpuFeatures = kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni |
-                                                 kAvx512vl | kAvx512dq | kAmxTile | kAmxInt8 |
-                                                 kAvxVnni | kFma | kKnownArmCpuFeatures;
+inline constexpr CpuFeatures kKnownCpuFeatures =
+    kAvx2 | kAvx512f | kAvx512bw | kAvx512vnni | kAvx512vl | kAvx512dq | kAmxTile | kAmxInt8 |
+    kAvxVnni | kFma | kAvx512vbmi | kKnownArmCpuFeatures;
 
 // The features of the CPU this process runs on, usable by user code: the instruction set is
 // present (cpuid) and the operating system saves the registers it needs (xgetbv); on ARM, what

@@ -21,6 +21,10 @@
 // kernel: 2 x 2 taps), nothing multiplied by inserted zeros. Where a row phase reads at most 3
 // consecutive input rows (3x3 stride 1; 4x4 stride 2 transposed), output rows go in pairs over
 // one set of columns (Geometry::row_pairs).
+//
+// NCHW. With NCHW input and output at a column stride of 2 or more, on a CPU with VBMI, the
+// planes are convolved where they lie, pixels in lanes (depthwise_planes.cpp); otherwise an NCHW
+// side is transposed, whole on one thread, in slabs of rows in per-thread scratch on more.
 #include "engines/x64/avx512_vnni/depthwise_plan.hpp"
 
 #include <algorithm>
@@ -35,6 +39,7 @@
 #include "engines/gemm/activation_copies.hpp"
 #include "engines/gemm/stage_view.hpp"
 #include "engines/layout_transpose.hpp"
+#include "engines/x64/avx512_vnni/depthwise_planes.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
 
 namespace qconv::detail::avx512_vnni {
@@ -235,7 +240,10 @@ class DepthwiseKernel final : public PreparedKernel {
         geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + kTilePixels) + 64,
         64);
     stage_bytes_ = 7 * round_up(out_channels_, 64) * 4;
-    if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) plan_slabs();
+    planes_ = DepthwisePlanePath::plan(problem, weights);
+    if (planes_ == nullptr && (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW)) {
+      plan_slabs();
+    }
     for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
     for (ColumnPhase& c : geometry_.column_phases) {
@@ -277,7 +285,9 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     if (geometry_.row_pairs) out << " (output rows in pairs)";
     if (splits_ > 1) out << " (w - zw outside s8: " << splits_ << " taps per weight)";
-    if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
+    if (planes_ != nullptr) {
+      out << planes_->describe();
+    } else if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
       out << " (NCHW: whole-tensor transposes on one thread; on more, slabs of up to "
           << slab_tasks_ << " task rows transposed in per-thread scratch)";
     }
@@ -297,6 +307,7 @@ class DepthwiseKernel final : public PreparedKernel {
         call.batch * out_h_ * out_w_ * out_channels_ * d.kernel_h * d.kernel_w;
     const int threads =
         static_cast<int>(std::clamp<std::int64_t>(macs / kMinMacsPerThread, 1, call.threads));
+    if (planes_ != nullptr) return planes_->run(call, threads);
     // The calling thread's scratch: the output stage's arrays in the 64-lane blocks' lane order,
     // then a slot of interleaved columns (and NCHW slabs) for each body that may run at once.
     const int slots = parallel_participants(threads);
@@ -486,20 +497,7 @@ class DepthwiseKernel final : public PreparedKernel {
   // Weights per (block, row phase, column phase): [group][split tap][width lanes][4 rows] s8, and
   // Σ(w − zw) per lane.
   void pack(const Problem& problem, const CanonicalWeights& weights) {
-    // How many s8 parts the widest w − zw needs.
-    std::int32_t lo = 0, hi = 0;
-    for (std::int64_t o = 0; o < out_channels_; ++o) {
-      const std::int32_t zw = problem.weight_zero_point(o);
-      for (std::int16_t w : weights.channel(o)) {
-        lo = std::min(lo, w - zw);
-        hi = std::max(hi, w - zw);
-      }
-    }
-    splits_ = (lo >= -128 && hi <= 127) ? 1 : (lo >= -256 && hi <= 254 ? 2 : 3);
-    const auto part = [&](std::int32_t v, int k) {
-      for (int i = 0; i < k; ++i) v -= std::clamp(v, -128, 127);
-      return static_cast<std::int8_t>(std::clamp(v, -128, 127));
-    };
+    splits_ = weight_parts_needed(problem, weights);
     for (ColumnPhase& c : geometry_.column_phases) {
       for (std::int64_t off : c.offsets) {
         for (int k = 0; k < splits_; ++k) {
@@ -533,7 +531,7 @@ class DepthwiseKernel final : public PreparedKernel {
                 for (int k = 0; k < splits_; ++k) {
                   const std::int64_t t = static_cast<std::int64_t>(s) * splits_ + k;
                   w[((g * taps + t) * lanes + pos) * 4 + static_cast<std::int64_t>(i % 4)] =
-                      part(value, k);
+                      weight_part(value, k);
                 }
               }
             }
@@ -729,6 +727,7 @@ class DepthwiseKernel final : public PreparedKernel {
   std::int64_t blocks64_ = 0;  // the first blocks, 64 lanes wide
   EpilogueKernel epilogue_ = nullptr;
   DepthwiseOutputKernel fused_ = nullptr;  // full 64-lane blocks' kernel, or null: the buffer's
+  std::unique_ptr<DepthwisePlanePath> planes_;  // NCHW in and out, where it applies (else null)
 };
 
 }  // namespace

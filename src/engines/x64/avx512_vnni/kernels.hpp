@@ -201,4 +201,49 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
 DepthwiseOutputKernel depthwise_fused_stride2_kernel(SchemeKind scheme, DType output_dtype,
                                                      int parts);
 
+// Depthwise on NCHW planes, pixels in lanes (depthwise_plane_kernels.cpp, planned by
+// depthwise_planes.cpp; needs AVX-512 VBMI besides the engine's features): each output plane is cut
+// into slots of up to 16 output pixels, and a slot's s32 lane l sums its pixel's taps 4 at a time:
+// per entry (a kernel row's group of 4 kernel columns) one load of the 64 input bytes the slot
+// reads there, one vpermt2b putting each lane's 4 taps in its dword (the zero point where a tap
+// falls in the padding: the permute's second table), one vpdpbusd per part against the entry's
+// weight dword broadcast. No transposes: the plane is read and written where it lies.
+struct DepthwisePlaneEntry {
+  std::int32_t base;     // the 64 input bytes read start at the plane's byte `base`
+  std::int32_t pattern;  // byte offset of the entry's vpermt2b index vector in `patterns`
+  std::uint64_t mask;    // the bytes of those 64 inside the plane (no lane reads the others)
+};
+struct DepthwisePlaneSlot {
+  std::int32_t first;  // first output pixel, in the plane
+  std::int32_t count;  // 1 to 16 consecutive output pixels
+};
+struct DepthwisePlanes {
+  const std::uint8_t* input;  // image n's input planes
+  void* output;               // image n's output planes
+  std::int64_t in_plane;      // bytes per input plane
+  std::int64_t out_plane;     // values per output plane
+  std::int64_t first, end;    // output channels [first, end) of the image
+  // Output channels from here on read the tensor's last input plane: their loads are masked to the
+  // plane (the others' 64 bytes may run into the next plane, where no lane reads).
+  std::int64_t masked_from;
+  std::int64_t multiplier;  // output channel o reads input plane o / multiplier
+  std::int32_t slots;
+  const DepthwisePlaneSlot* slot;
+  std::int32_t entries;              // per slot
+  const DepthwisePlaneEntry* entry;  // [slots][entries]
+  const std::uint8_t* patterns;      // 64-byte aligned index vectors
+  std::int32_t parts;                // s8 parts of each w − zw
+  const std::int32_t* weights;       // [output channel][entries][parts] dwords of 4 taps
+  const std::int32_t* weight_sums;  // per output channel: Σ(w − zw); sums start at −zx times it
+  std::int32_t zero_point;          // zx as read (an s8 input's + 128)
+  const StageView* stage;           // the output stage in channel order
+};
+using DepthwisePlaneKernel = void (*)(const DepthwisePlanes&);
+
+// The plane kernel fused with the output stage of (scheme, output dtype); null where that pair has
+// no vector output stage. `flip`: an s8 input, each byte read xor 0x80. `entries` 3 with `parts` 1
+// or 2 have a fixed schedule.
+DepthwisePlaneKernel depthwise_plane_kernel(SchemeKind scheme, DType output_dtype, bool flip,
+                                            int entries, int parts);
+
 }  // namespace qconv::detail::avx512_vnni

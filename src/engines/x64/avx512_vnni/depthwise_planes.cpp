@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+// Planning and running the NCHW depthwise planes (depthwise_planes.hpp).
+//
+// Slots. An output plane's pixels, in order, are cut greedily into slots of up to 16, a slot
+// ending early where one of its entries (kernel row r, kernel columns 4g .. 4g + 3) would read
+// input bytes more than 64 apart: at stride 1 a slot runs on across output rows (consecutive
+// output pixels read consecutive input bytes, so a 7x7 plane takes 4 slots, not 7), at stride 2
+// it stops at a row's end unless the rows are narrow (14x14 to 7x7: two output rows and a bit in
+// a slot). Each entry's 64 bytes start at the first input byte a lane reads; its vpermt2b index
+// takes lane l's tap k from there, or from the second table (the zero point) where the tap falls
+// in the padding, past the kernel's columns (weight 0) or past the slot's pixels. Index vectors
+// repeat (every interior slot of a row has the same), so they are stored once each.
+#include "engines/x64/avx512_vnni/depthwise_planes.hpp"
+
+#include <array>
+#include <map>
+#include <sstream>
+
+#include "core/cpu_features.hpp"
+#include "core/parallel.hpp"
+#include "engines/gemm/stage_view.hpp"
+
+namespace qconv::detail::avx512_vnni {
+
+int weight_parts_needed(const Problem& problem, const CanonicalWeights& weights) {
+  std::int32_t lo = 0, hi = 0;
+  for (std::int64_t o = 0; o < problem.desc().out_channels; ++o) {
+    const std::int32_t zw = problem.weight_zero_point(o);
+    for (std::int16_t w : weights.channel(o)) {
+      lo = std::min(lo, w - zw);
+      hi = std::max(hi, w - zw);
+    }
+  }
+  return (lo >= -128 && hi <= 127) ? 1 : (lo >= -256 && hi <= 254 ? 2 : 3);
+}
+
+std::unique_ptr<DepthwisePlanePath> DepthwisePlanePath::plan(const Problem& problem,
+                                                             const CanonicalWeights& weights) {
+  const auto& d = problem.desc();
+  if (problem.transposed() || d.input_layout != Layout::NCHW || d.output_layout != Layout::NCHW) {
+    return nullptr;
+  }
+  // Stride 1 stays with the channels-in-lanes kernels on transposed slabs: each input column there
+  // serves three output pixels, interleaved once, and those measured 0.85-1.01x this path's time
+  // (MobileNetV2's 3x3 stride-1 layers, AMD Zen 5); at stride 2 this path took 0.63-0.87x theirs.
+  if (d.stride_w < 2) return nullptr;
+  if ((host_cpu_features() & kAvx512vbmi) == 0) return nullptr;
+  std::unique_ptr<DepthwisePlanePath> path(new DepthwisePlanePath());
+  path->flip_ = d.input_dtype == DType::s8;
+  path->parts_ = weight_parts_needed(problem, weights);
+  path->entries_ = static_cast<std::int32_t>(d.kernel_h * ((d.kernel_w + 3) / 4));
+  path->kernel_ = depthwise_plane_kernel(d.scheme.kind, d.output_dtype, path->flip_, path->entries_,
+                                         path->parts_);
+  if (path->kernel_ == nullptr || !path->plan_slots(problem)) return nullptr;
+  path->pack(problem, weights);
+  return path;
+}
+
+bool DepthwisePlanePath::plan_slots(const Problem& problem) {
+  const auto& d = problem.desc();
+  in_channels_ = d.in_channels;
+  out_channels_ = d.out_channels;
+  multiplier_ = d.out_channels / d.in_channels;
+  in_plane_ = d.in_height * d.in_width;
+  const std::int64_t out_w = problem.out_width();
+  out_plane_ = problem.out_height() * out_w;
+  element_ = static_cast<std::int64_t>(element_size(d.output_dtype));
+  const std::int64_t groups = (d.kernel_w + 3) / 4;
+  // The input byte of output pixel q's tap (r, s) in the plane, or −1 in the padding.
+  const auto offset = [&](std::int64_t q, std::int64_t r, std::int64_t s) -> std::int64_t {
+    const std::int64_t iy = q / out_w * d.stride_h + r * d.dilation_h - d.pad_top;
+    const std::int64_t ix = q % out_w * d.stride_w + s * d.dilation_w - d.pad_left;
+    if (iy < 0 || iy >= d.in_height || ix < 0 || ix >= d.in_width) return -1;
+    return iy * d.in_width + ix;
+  };
+  // Per entry, the lowest and highest byte the slot so far reads (lo > hi: none).
+  std::vector<std::int64_t> lo(static_cast<std::size_t>(entries_)),
+      hi(static_cast<std::size_t>(entries_));
+  const auto add = [&](std::int64_t q, std::vector<std::int64_t>& l, std::vector<std::int64_t>& h) {
+    bool fits = true;
+    for (std::int64_t e = 0; e < entries_; ++e) {
+      const std::int64_t r = e / groups, g = e % groups;
+      for (std::int64_t s = 4 * g; s < std::min<std::int64_t>(4 * g + 4, d.kernel_w); ++s) {
+        const std::int64_t at = offset(q, r, s);
+        if (at < 0) continue;
+        const auto i = static_cast<std::size_t>(e);
+        l[i] = std::min(l[i], at);
+        h[i] = std::max(h[i], at);
+        fits = fits && h[i] - l[i] < 64;
+      }
+    }
+    return fits;
+  };
+  std::map<std::array<std::uint8_t, 64>, std::int32_t> seen;
+  std::vector<std::int64_t> next_lo, next_hi;
+  for (std::int64_t first = 0; first < out_plane_;) {
+    std::fill(lo.begin(), lo.end(), in_plane_);
+    std::fill(hi.begin(), hi.end(), -1);
+    if (!add(first, lo, hi)) return false;  // one pixel alone reads more than 64 bytes
+    std::int64_t count = 1;
+    while (count < 16 && first + count < out_plane_) {
+      next_lo = lo;
+      next_hi = hi;
+      if (!add(first + count, next_lo, next_hi)) break;
+      lo.swap(next_lo);
+      hi.swap(next_hi);
+      ++count;
+    }
+    slots_.push_back({static_cast<std::int32_t>(first), static_cast<std::int32_t>(count)});
+    for (std::int64_t e = 0; e < entries_; ++e) {
+      const std::int64_t r = e / groups, g = e % groups;
+      const auto i = static_cast<std::size_t>(e);
+      const bool reads = lo[i] <= hi[i];
+      const std::int64_t base = reads ? lo[i] : 0;
+      std::array<std::uint8_t, 64> index{};
+      index.fill(64);  // the second table's byte 0: the zero point
+      for (std::int64_t l = 0; l < count; ++l) {
+        for (std::int64_t k = 0; k < 4 && 4 * g + k < d.kernel_w; ++k) {
+          const std::int64_t at = offset(first + l, r, 4 * g + k);
+          if (at >= 0) {
+            index[static_cast<std::size_t>(4 * l + k)] = static_cast<std::uint8_t>(at - base);
+          }
+        }
+      }
+      auto [it, inserted] = seen.emplace(index, static_cast<std::int32_t>(patterns_.size()));
+      if (inserted) patterns_.insert(patterns_.end(), index.begin(), index.end());
+      const std::int64_t inside = reads ? std::min<std::int64_t>(64, in_plane_ - base) : 0;
+      const std::uint64_t mask =
+          inside == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << inside) - 1;
+      entries_of_slots_.push_back({static_cast<std::int32_t>(base), it->second, mask});
+    }
+    first += count;
+  }
+  return true;
+}
+
+void DepthwisePlanePath::pack(const Problem& problem, const CanonicalWeights& weights) {
+  const auto& d = problem.desc();
+  const std::int64_t groups = (d.kernel_w + 3) / 4;
+  weights_.assign(static_cast<std::size_t>(out_channels_ * entries_ * parts_), 0);
+  weight_sums_.assign(static_cast<std::size_t>(out_channels_), 0);
+  for (std::int64_t o = 0; o < out_channels_; ++o) {
+    const std::int32_t zw = problem.weight_zero_point(o);
+    std::uint32_t sum = 0;  // modulo 2^32, as the sums wrap
+    for (std::int64_t r = 0; r < d.kernel_h; ++r) {
+      for (std::int64_t s = 0; s < d.kernel_w; ++s) {
+        const std::int32_t v = weights.value(o, 0, r, s) - zw;
+        sum += static_cast<std::uint32_t>(v);
+        const std::int64_t e = r * groups + s / 4;
+        for (int k = 0; k < parts_; ++k) {
+          const auto byte = static_cast<std::uint8_t>(weight_part(v, k));
+          auto& word = weights_[static_cast<std::size_t>((o * entries_ + e) * parts_ + k)];
+          word = static_cast<std::int32_t>(static_cast<std::uint32_t>(word) |
+                                           (std::uint32_t{byte} << (8 * (s % 4))));
+        }
+      }
+    }
+    weight_sums_[static_cast<std::size_t>(o)] = static_cast<std::int32_t>(sum);
+  }
+}
+
+void DepthwisePlanePath::run(const RunContext& call, int threads) const {
+  const StageView stage = gemm::stage_view(call.stage.vectors());
+  DepthwisePlanes p{};
+  p.in_plane = in_plane_;
+  p.out_plane = out_plane_;
+  p.multiplier = multiplier_;
+  p.slots = static_cast<std::int32_t>(slots_.size());
+  p.slot = slots_.data();
+  p.entries = entries_;
+  p.entry = entries_of_slots_.data();
+  p.patterns = patterns_.data();
+  p.parts = parts_;
+  p.weights = weights_.data();
+  p.weight_sums = weight_sums_.data();
+  p.zero_point = call.input_zero_point + (flip_ ? 128 : 0);
+  p.stage = &stage;
+  const auto* input = static_cast<const std::uint8_t*>(call.input);
+  auto* output = static_cast<std::byte*>(call.output);
+  // Tasks are (image, output channel) planes; a thread's run of them is cut at images.
+  parallel_for(threads, call.batch * out_channels_, [&](std::int64_t begin, std::int64_t end) {
+    DepthwisePlanes run = p;
+    while (begin < end) {
+      const std::int64_t n = begin / out_channels_;
+      run.input = input + n * in_channels_ * in_plane_;
+      run.output = output + n * out_channels_ * out_plane_ * element_;
+      run.first = begin - n * out_channels_;
+      run.end = std::min(end - n * out_channels_, out_channels_);
+      run.masked_from = n + 1 == call.batch ? (in_channels_ - 1) * multiplier_ : out_channels_;
+      kernel_(run);
+      begin = (n + 1) * out_channels_;
+    }
+  });
+}
+
+std::string DepthwisePlanePath::describe() const {
+  std::ostringstream out;
+  out << " (NCHW planes, no transposes: pixels in lanes, " << slots_.size()
+      << " slots of up to 16 output pixels a plane, vpermt2b)";
+  return out.str();
+}
+
+}  // namespace qconv::detail::avx512_vnni
