@@ -163,7 +163,8 @@ TEST_P(DepthwiseConformance, LayersLargeEnoughForTwoThreads) {
 }
 
 // NCHW input, output or both on layers large enough for two threads, where the AVX-512 engines
-// run slabs of output rows, each transposing its input rows and its output rows in per-thread
+// run slabs of output rows (NCHW on both sides only where the planes do not apply: transposed
+// layers, a CPU without VBMI), each transposing its input rows and its output rows in per-thread
 // scratch (whole-tensor transposes on one thread): slabs that start and end inside the image and
 // at its padded edges, rows in pairs (a transposed stride 2 and 3 take whole groups of pairs),
 // strides 1 and 2, two groups of kernel rows, a multiplier, u8, s8 and s32 outputs, batch 1 and 2.
@@ -200,8 +201,8 @@ TEST_P(DepthwiseConformance, NchwSlabsOnTwoThreads) {
   }
 }
 
-// NCHW input and output at column strides of 2 and more, which the AVX-512 engines run, on a CPU
-// with AVX-512 VBMI, on the output planes themselves, pixels in lanes (describe(): "NCHW planes"):
+// NCHW input and output, which the AVX-512 engines run, on a CPU with AVX-512 VBMI, on the output
+// planes themselves, pixels in lanes (describe(): "NCHW planes"; at stride 1 on two threads only):
 // slots that cross output rows (narrow planes) and stop at a row's end (wide ones), a kernel row in
 // one entry of 4 columns or two (5x5, 7x7: 4 + 3), stride 3, dilation, wide and asymmetric
 // padding, multipliers 2 and 3, the tensor's last plane (its loads masked) at batch 1 and 2, u8
@@ -225,6 +226,9 @@ TEST_P(DepthwiseConformance, NchwPlanesPixelsInLanes) {
       {{4, 2, 8, 30, 1, 4, 1, 2, 1, 0, 0, 1, 2, false, 0}, true},
       {{3, 1, 60, 70, 3, 3, 2, 2, 25, 1, 1, 26, 25, false, 0}, true},
       {{3, 1, 90, 90, 3, 3, 2, 2, 40, 1, 1, 40, 40, false, 0}, false},
+      // Stride 1: on two threads (work enough for both), the planes; on one, the transposes.
+      {{96, 1, 30, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0}, true},
+      {{40, 2, 20, 21, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0}, true},
   };
   const bool avx512 = GetParam().starts_with("avx512");
   const bool vbmi = (detail::host_cpu_features() & detail::kAvx512vbmi) != 0;

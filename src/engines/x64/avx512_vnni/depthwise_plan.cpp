@@ -22,9 +22,9 @@
 // consecutive input rows (3x3 stride 1; 4x4 stride 2 transposed), output rows go in pairs over
 // one set of columns (Geometry::row_pairs).
 //
-// NCHW. With NCHW input and output at a column stride of 2 or more, on a CPU with VBMI, the
-// planes are convolved where they lie, pixels in lanes (depthwise_planes.cpp); otherwise an NCHW
-// side is transposed, whole on one thread, in slabs of rows in per-thread scratch on more.
+// NCHW. With NCHW input and output, on a CPU with VBMI, the planes are convolved where they lie,
+// pixels in lanes (depthwise_planes.cpp), but for stride 1 on one thread; otherwise an NCHW side
+// is transposed, whole on one thread, in slabs of rows in per-thread scratch on more.
 #include "engines/x64/avx512_vnni/depthwise_plan.hpp"
 
 #include <algorithm>
@@ -307,7 +307,9 @@ class DepthwiseKernel final : public PreparedKernel {
         call.batch * out_h_ * out_w_ * out_channels_ * d.kernel_h * d.kernel_w;
     const int threads =
         static_cast<int>(std::clamp<std::int64_t>(macs / kMinMacsPerThread, 1, call.threads));
-    if (planes_ != nullptr) return planes_->run(call, threads);
+    if (planes_ != nullptr && planes_->faster_than_transposes(threads)) {
+      return planes_->run(call, threads);
+    }
     // The calling thread's scratch: the output stage's arrays in the 64-lane blocks' lane order,
     // then a slot of interleaved columns (and NCHW slabs) for each body that may run at once.
     const int slots = parallel_participants(threads);

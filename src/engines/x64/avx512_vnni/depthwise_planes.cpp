@@ -40,13 +40,10 @@ std::unique_ptr<DepthwisePlanePath> DepthwisePlanePath::plan(const Problem& prob
   if (problem.transposed() || d.input_layout != Layout::NCHW || d.output_layout != Layout::NCHW) {
     return nullptr;
   }
-  // Stride 1 stays with the channels-in-lanes kernels on transposed slabs: each input column there
-  // serves three output pixels, interleaved once, and those measured 0.85-1.01x this path's time
-  // (MobileNetV2's 3x3 stride-1 layers, AMD Zen 5); at stride 2 this path took 0.63-0.87x theirs.
-  if (d.stride_w < 2) return nullptr;
   if ((host_cpu_features() & kAvx512vbmi) == 0) return nullptr;
   std::unique_ptr<DepthwisePlanePath> path(new DepthwisePlanePath());
   path->flip_ = d.input_dtype == DType::s8;
+  path->stride_w_ = d.stride_w;
   path->parts_ = weight_parts_needed(problem, weights);
   path->entries_ = static_cast<std::int32_t>(d.kernel_h * ((d.kernel_w + 3) / 4));
   path->kernel_ = depthwise_plane_kernel(d.scheme.kind, d.output_dtype, path->flip_, path->entries_,
@@ -54,6 +51,15 @@ std::unique_ptr<DepthwisePlanePath> DepthwisePlanePath::plan(const Problem& prob
   if (path->kernel_ == nullptr || !path->plan_slots(problem)) return nullptr;
   path->pack(problem, weights);
   return path;
+}
+
+// Measured against the channels-in-lanes kernels with their transposes (MobileNetV2's and V1's
+// 3x3 layers, AMD Zen 5): at stride 2 this path took 0.63-0.95x their time on one thread and
+// 0.5-0.9x on two; at stride 1 1.07-1.33x on one thread (their input columns, interleaved once,
+// serve three output pixels each, and one thread transposes whole tensors), but 0.55-0.9x on two,
+// where the transposes go in slabs that gain little from the second core.
+bool DepthwisePlanePath::faster_than_transposes(int threads) const {
+  return stride_w_ >= 2 || threads > 1;
 }
 
 bool DepthwisePlanePath::plan_slots(const Problem& problem) {
@@ -196,7 +202,8 @@ void DepthwisePlanePath::run(const RunContext& call, int threads) const {
 std::string DepthwisePlanePath::describe() const {
   std::ostringstream out;
   out << " (NCHW planes, no transposes: pixels in lanes, " << slots_.size()
-      << " slots of up to 16 output pixels a plane, vpermt2b)";
+      << " slots of up to 16 output pixels a plane, vpermt2b"
+      << (faster_than_transposes(1) ? ")" : "; on one thread whole-tensor transposes instead)");
   return out.str();
 }
 

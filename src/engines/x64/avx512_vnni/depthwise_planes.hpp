@@ -29,12 +29,14 @@ inline std::int8_t weight_part(std::int32_t v, int k) {
 class DepthwisePlanePath {
  public:
   // The path for `problem`, or null where it does not apply: a transposed layer, NHWC on either
-  // side, a column stride of 1 (see plan()), a (scheme, output dtype) without a vector output
+  // side, a (scheme, output dtype) without a vector output
   // stage, a CPU without AVX-512 VBMI, or one output pixel's taps in a kernel row spanning more
   // than 64 input bytes.
   static std::unique_ptr<DepthwisePlanePath> plan(const Problem& problem,
                                                   const CanonicalWeights& weights);
 
+  // Whether this path runs a call on `threads` threads (else the transposing one, as measured).
+  bool faster_than_transposes(int threads) const;
   void run(const RunContext& call, int threads) const;
   std::string describe() const;
 
@@ -45,6 +47,7 @@ class DepthwisePlanePath {
 
   std::int64_t in_channels_ = 0, out_channels_ = 0, multiplier_ = 1;
   std::int64_t in_plane_ = 0, out_plane_ = 0, element_ = 1;
+  std::int64_t stride_w_ = 1;
   std::int32_t entries_ = 0, parts_ = 1;
   bool flip_ = false;
   std::vector<DepthwisePlaneSlot> slots_;
