@@ -183,6 +183,9 @@ void DepthwisePlanePath::run(const RunContext& call, int threads) const {
   p.stage = &stage;
   const auto* input = static_cast<const std::uint8_t*>(call.input);
   auto* output = static_cast<std::byte*>(call.output);
+  // A load reads up to 63 bytes past its plane's end: the input planes that many bytes from the
+  // tensor's end, counted across images, are read with masked loads.
+  const std::int64_t first_masked = call.batch * in_channels_ - (63 + in_plane_ - 1) / in_plane_;
   // Tasks are (image, output channel) planes; a thread's run of them is cut at images.
   parallel_for(threads, call.batch * out_channels_, [&](std::int64_t begin, std::int64_t end) {
     DepthwisePlanes run = p;
@@ -192,7 +195,9 @@ void DepthwisePlanePath::run(const RunContext& call, int threads) const {
       run.output = output + n * out_channels_ * out_plane_ * element_;
       run.first = begin - n * out_channels_;
       run.end = std::min(end - n * out_channels_, out_channels_);
-      run.masked_from = n + 1 == call.batch ? (in_channels_ - 1) * multiplier_ : out_channels_;
+      const std::int64_t masked =
+          std::clamp<std::int64_t>(first_masked - n * in_channels_, 0, in_channels_);
+      run.masked_from = masked * multiplier_;
       kernel_(run);
       begin = (n + 1) * out_channels_;
     }

@@ -223,8 +223,9 @@ struct DepthwisePlanes {
   std::int64_t in_plane;      // bytes per input plane
   std::int64_t out_plane;     // values per output plane
   std::int64_t first, end;    // output channels [first, end) of the image
-  // Output channels from here on read the tensor's last input plane: their loads are masked to the
-  // plane (the others' 64 bytes may run into the next plane, where no lane reads).
+  // Output channels from here on read input planes less than 64 bytes from the tensor's end:
+  // their loads are masked to the plane (the others' 64 bytes may run into the next planes, where
+  // no lane reads).
   std::int64_t masked_from;
   std::int64_t multiplier;  // output channel o reads input plane o / multiplier
   std::int32_t slots;
