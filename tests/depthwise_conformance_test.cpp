@@ -206,10 +206,10 @@ TEST_P(DepthwiseConformance, NchwSlabsOnTwoThreads) {
 // slots that cross output rows (narrow planes) and stop at a row's end (wide ones), a kernel row in
 // one entry of 4 columns or two (5x5, 7x7: 4 + 3), stride 3, dilation, wide and asymmetric
 // padding, multipliers 2 and 3, the planes within 64 bytes of the tensor's end (their loads
-// masked; planes of 12 and 25 bytes) at batch 1 and 2, u8
-// and s8 inputs and weights with zero points at both ends (w − zw in two or three parts), s32
-// outputs and every scheme, 1 and 2 threads; and a dilation whose one pixel's kernel row spans
-// more than 64 input bytes, which must go to the slabs instead.
+// masked; planes of 12 and 25 bytes), batch 1 and 2, u8 and s8 inputs and weights with zero points
+// at both ends (w − zw in two or three parts), s32 outputs and every scheme, 1 and 2 threads; and
+// a dilation whose one pixel's kernel row spans more than 64 input bytes, which must go to the
+// slabs instead.
 TEST_P(DepthwiseConformance, NchwPlanesPixelsInLanes) {
   Rng rng(43);
   struct Shape {
@@ -228,7 +228,7 @@ TEST_P(DepthwiseConformance, NchwPlanesPixelsInLanes) {
       {{3, 1, 60, 70, 3, 3, 2, 2, 25, 1, 1, 26, 25, false, 0}, true},
       {{3, 1, 90, 90, 3, 3, 2, 2, 40, 1, 1, 40, 40, false, 0}, false},
       // Planes of 25 and 12 bytes: a load runs over several planes, and past the tensor's end
-      // from any of the last six (masked there).
+      // from any of the last 3 or 6 (masked there).
       {{16, 1, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0}, true},
       {{8, 2, 3, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0}, true},
       // Stride 1: on two threads (work enough for both), the planes; on one, the transposes.
