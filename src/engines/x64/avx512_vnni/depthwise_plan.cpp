@@ -240,7 +240,7 @@ class DepthwiseKernel final : public PreparedKernel {
         geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + kTilePixels) + 64,
         64);
     stage_bytes_ = 7 * round_up(out_channels_, 64) * 4;
-    planes_ = DepthwisePlanePath::plan(problem, weights);
+    planes_ = DepthwisePlanePath::plan(problem, weights, splits_);
     if (planes_ == nullptr && (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW)) {
       plan_slabs();
     }

@@ -17,9 +17,11 @@ namespace qconv::detail::avx512_vnni {
 namespace {
 
 // kPlanes output channels' planes at once, from channel o: each slot's entries (bases, masks,
-// index vectors) are read once for all of them. kEntries, kParts > 0: that schedule fixed, the
-// weights in registers; 0: read from p (kPlanes 1). kWords: s32 output (the int32 scheme), else u8
-// or s8 bytes. kMasked: loads masked to the plane (its last 64 bytes; else they may run on).
+// index vectors) are read once for all of them. kEntries, kParts > 0: that schedule fixed; 0: read
+// from p (kPlanes 1). Each weight dword is broadcast from memory where a vpdpbusd needs it: four
+// planes' weights held in registers spilled them in the slot loop, no faster. kWords: s32 output
+// (the int32 scheme), else u8 or s8 bytes. kMasked: loads masked to the plane (its last 64 bytes;
+// else they may run on).
 template <SchemeKind K, bool kWords, bool kFlip, int kEntries, int kParts, int kPlanes,
           bool kMasked>
 [[gnu::always_inline]] inline void run_group(const DepthwisePlanes& p, std::int64_t o) {
@@ -34,7 +36,6 @@ template <SchemeKind K, bool kWords, bool kFlip, int kEntries, int kParts, int k
   const std::int32_t* w[kPlanes];
   __m512i start[kPlanes];
   stage_lanes::Lanes at[kPlanes];
-  __m512i fixed[kPlanes][kFixed ? kEntries * kParts : 1];
 #pragma GCC unroll 8
   for (int j = 0; j < kPlanes; ++j) {
     in[j] = p.input + (o + j) / p.multiplier * p.in_plane;
@@ -44,10 +45,6 @@ template <SchemeKind K, bool kWords, bool kFlip, int kEntries, int kParts, int k
                              static_cast<std::uint32_t>(p.weight_sums[o + j]);
     start[j] = _mm512_set1_epi32(static_cast<std::int32_t>(start_value));
     at[j] = stage_lanes::Lanes::load<K, true>(stage, o + j);
-    if constexpr (kFixed) {
-#pragma GCC unroll 8
-      for (int i = 0; i < kEntries * kParts; ++i) fixed[j][i] = _mm512_set1_epi32(w[j][i]);
-    }
   }
   // Slot s's sums, then slot s − 1's output stage: the stage's long chain of dependent
   // instructions finds its inputs ready, rather than filling the scheduler while the sums run
@@ -68,9 +65,7 @@ template <SchemeKind K, bool kWords, bool kFlip, int kEntries, int kParts, int k
         const __m512i x = _mm512_permutex2var_epi8(bytes, pattern, fill);
 #pragma GCC unroll 3
         for (int k = 0; k < parts; ++k) {
-          const __m512i wk =
-              kFixed ? fixed[j][t * kParts + k] : _mm512_set1_epi32(w[j][t * parts + k]);
-          acc[j] = _mm512_dpbusd_epi32(acc[j], x, wk);
+          acc[j] = _mm512_dpbusd_epi32(acc[j], x, _mm512_set1_epi32(w[j][t * parts + k]));
         }
       }
     }
@@ -107,7 +102,11 @@ void run_planes(const DepthwisePlanes& planes) {
   // A copy: the byte stores may alias anything behind a reference, which would then be read again
   // after every slot.
   const DepthwisePlanes p = planes;
-  constexpr int kGroup = kEntries > 0 && kParts > 0 ? 4 : 1;
+  // Four planes a group, or two for the schemes with 3-5 per-channel constants (four planes'
+  // constants alone would take half the registers; they spilled in the slot loop).
+  constexpr bool kManyConstants =
+      K == SchemeKind::tvm || K == SchemeKind::tflite || K == SchemeKind::tflite_single;
+  constexpr int kGroup = kEntries > 0 && kParts > 0 ? (kManyConstants ? 2 : 4) : 1;
   const std::int64_t unmasked_end = p.masked_from < p.end ? p.masked_from : p.end;
   std::int64_t o = p.first;
   for (; o + kGroup <= unmasked_end; o += kGroup) {

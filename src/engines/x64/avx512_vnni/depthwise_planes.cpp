@@ -35,7 +35,8 @@ int weight_parts_needed(const Problem& problem, const CanonicalWeights& weights)
 }
 
 std::unique_ptr<DepthwisePlanePath> DepthwisePlanePath::plan(const Problem& problem,
-                                                             const CanonicalWeights& weights) {
+                                                             const CanonicalWeights& weights,
+                                                             int parts) {
   const auto& d = problem.desc();
   if (problem.transposed() || d.input_layout != Layout::NCHW || d.output_layout != Layout::NCHW) {
     return nullptr;
@@ -44,7 +45,13 @@ std::unique_ptr<DepthwisePlanePath> DepthwisePlanePath::plan(const Problem& prob
   std::unique_ptr<DepthwisePlanePath> path(new DepthwisePlanePath());
   path->flip_ = d.input_dtype == DType::s8;
   path->stride_w_ = d.stride_w;
-  path->parts_ = weight_parts_needed(problem, weights);
+  path->in_channels_ = d.in_channels;
+  path->out_channels_ = d.out_channels;
+  path->multiplier_ = d.out_channels / d.in_channels;
+  path->in_plane_ = d.in_height * d.in_width;
+  path->out_plane_ = problem.out_height() * problem.out_width();
+  path->element_ = static_cast<std::int64_t>(element_size(d.output_dtype));
+  path->parts_ = parts;
   path->entries_ = static_cast<std::int32_t>(d.kernel_h * ((d.kernel_w + 3) / 4));
   path->kernel_ = depthwise_plane_kernel(d.scheme.kind, d.output_dtype, path->flip_, path->entries_,
                                          path->parts_);
@@ -64,13 +71,7 @@ bool DepthwisePlanePath::faster_than_transposes(int threads) const {
 
 bool DepthwisePlanePath::plan_slots(const Problem& problem) {
   const auto& d = problem.desc();
-  in_channels_ = d.in_channels;
-  out_channels_ = d.out_channels;
-  multiplier_ = d.out_channels / d.in_channels;
-  in_plane_ = d.in_height * d.in_width;
   const std::int64_t out_w = problem.out_width();
-  out_plane_ = problem.out_height() * out_w;
-  element_ = static_cast<std::int64_t>(element_size(d.output_dtype));
   const std::int64_t groups = (d.kernel_w + 3) / 4;
   // The input byte of output pixel q's tap (r, s) in the plane, or −1 in the padding.
   const auto offset = [&](std::int64_t q, std::int64_t r, std::int64_t s) -> std::int64_t {

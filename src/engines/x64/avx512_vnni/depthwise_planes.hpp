@@ -32,8 +32,9 @@ class DepthwisePlanePath {
   // side, a (scheme, output dtype) without a vector output
   // stage, a CPU without AVX-512 VBMI, or one output pixel's taps in a kernel row spanning more
   // than 64 input bytes.
+  // `parts`: weight_parts_needed(problem, weights), which the caller has already counted.
   static std::unique_ptr<DepthwisePlanePath> plan(const Problem& problem,
-                                                  const CanonicalWeights& weights);
+                                                  const CanonicalWeights& weights, int parts);
 
   // Whether this path runs a call on `threads` threads (else the transposing one, as measured).
   bool faster_than_transposes(int threads) const;
