@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu_features.hpp"
 #include "core/serialize_internal.hpp"
 #include "engines/engine.hpp"
 #include "qconv/error.hpp"
@@ -506,6 +507,92 @@ TEST_P(EngineConformance, FirstLayersOnInterleavedRows) {
       }
       ++round;
     }
+  }
+}
+
+// First layers with NCHW input and output, which the AVX-512 engines run on the planes where they
+// lie (CPUs with VBMI: pixels in lanes, each input plane's kernel-row bytes permuted once a slot
+// for every output channel): 1 to 4 input channels, 3x3, 5x5 on one channel (10 entries of 4
+// columns) and 1x4 kernels, strides 1 to 3, dilations 2 and 30, asymmetric and wide padding, a
+// slot running across output rows (narrow planes) and cut at row ends, planes of 12 bytes (loads
+// masked to the plane), output channels off a multiple of 8 (the sums' group) and of 16, batch 2,
+// every scheme, u8 and s8 inputs and weights, zero points at both ends (w − zw in 2 or 3 parts),
+// s32 outputs, 1 and 2 threads; and shapes the planes leave to the GEMM path: 7x7 on 3 channels (42
+// entries), 5 input channels, a 3x1 kernel (one tap a dword), a kernel row wider than 64 input
+// bytes (dilation 40; 30 spans 61). A file of the plan loads into the same route and the same
+// bytes.
+TEST_P(EngineConformance, NchwFirstLayersOnPlanes) {
+  Rng rng(47);
+  struct Shape {
+    std::int64_t c, o, h, w, kh, kw, stride, dilation, top, bottom, left, right;
+    bool planes;  // whether the plane route takes it (AVX-512 engines, on a CPU with VBMI)
+  };
+  const Shape shapes[] = {
+      {3, 32, 24, 26, 3, 3, 2, 1, 1, 1, 1, 1, true},
+      {3, 16, 9, 9, 3, 3, 2, 1, 1, 1, 1, 1, true},
+      {3, 17, 13, 40, 3, 3, 1, 1, 1, 1, 1, 1, true},
+      {1, 24, 11, 12, 5, 5, 1, 1, 2, 2, 2, 2, true},
+      {2, 40, 10, 19, 3, 3, 3, 2, 2, 0, 1, 2, true},
+      {4, 8, 3, 4, 3, 3, 1, 1, 1, 1, 1, 1, true},
+      {4, 33, 16, 21, 1, 4, 2, 1, 0, 0, 1, 2, true},
+      {3, 9, 20, 7, 3, 1, 1, 1, 3, 0, 0, 0, false},
+      {3, 64, 15, 17, 7, 7, 2, 1, 3, 3, 3, 3, false},
+      {5, 16, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, false},
+      {1, 16, 80, 80, 3, 3, 2, 30, 1, 1, 30, 30, true},
+      {1, 16, 90, 90, 3, 3, 2, 40, 1, 1, 40, 40, false},
+  };
+  const bool avx512 = GetParam().starts_with("avx512");
+  const bool vbmi = (detail::host_cpu_features() & detail::kAvx512vbmi) != 0;
+  int round = 0;
+  for (const Shape& s : shapes) {
+    for (const SchemeKind scheme : test::kEveryScheme) {
+      RandomProblemOptions opt = scheme_and_dtypes(scheme, round);
+      opt.extreme_zero_points = round % 4 == 3;
+      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, 3, s.stride, 0, 1 + round % 2, 1,
+                                 round % 3 == 0, opt);
+      ProblemDesc d = rc.desc;
+      d.input_layout = d.output_layout = Layout::NCHW;
+      d.kernel_h = s.kh;
+      d.kernel_w = s.kw;
+      d.dilation_h = d.dilation_w = s.dilation;
+      d.pad_top = s.top;
+      d.pad_bottom = s.bottom;
+      d.pad_left = s.left;
+      d.pad_right = s.right;
+      if (round % 5 == 2 && scheme != SchemeKind::int32) {
+        d.output_dtype = DType::s32;
+        d.output_zero_point = 0;
+        try {
+          (void)Problem(d);
+        } catch (const Error&) {  // a scheme that has no s32 output
+          d.output_dtype = rc.desc.output_dtype;
+          d.output_zero_point = rc.desc.output_zero_point;
+        }
+      }
+      rc = test::random_case_for(rng, d);
+      SCOPED_TRACE("round " + std::to_string(round) + ": " + Problem(rc.desc).summary());
+      std::string failure, described;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described)) << "declined";
+      ASSERT_TRUE(failure.empty()) << failure;
+      if (avx512 && vbmi) {
+        const bool vector_stage = described.find("scalar output stage") == std::string::npos;
+        EXPECT_EQ(described.find("conv_planes") != std::string::npos, s.planes && vector_stage)
+            << described;
+        if (round % 6 == 0) {
+          const Plan plan =
+              Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()});
+          const Plan loaded = deserialize(serialize(plan, SaveOptions{true}));
+          EXPECT_EQ(loaded.describe().find("conv_planes") != std::string::npos,
+                    plan.describe().find("conv_planes") != std::string::npos)
+              << loaded.describe();
+          EXPECT_EQ(run(rc, loaded, 2), run(rc, plan, 1));
+        }
+      }
+      ++round;
+    }
+  }
+  if (avx512 && !vbmi) {
+    GTEST_SKIP() << "exact on the GEMM path; the NCHW planes need avx512vbmi, which this CPU lacks";
   }
 }
 

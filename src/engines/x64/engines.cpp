@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The x86-64 engines: the GEMM planner (src/engines/gemm) on each instruction set's kernels; the
-// AVX-512 ones run depthwise problems on their own kernel (avx512_vnni/depthwise_plan.cpp).
+// AVX-512 ones run depthwise problems on their own kernel (avx512_vnni/depthwise_plan.cpp), and
+// first layers with NCHW tensors on their planes (avx512_vnni/dense_planes.cpp).
 #include <utility>
 
 #include "engines/engine.hpp"
 #include "engines/gemm/gemm_engine.hpp"
 #include "engines/x64/avx2/kernels.hpp"
 #include "engines/x64/avx2_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/dense_planes.hpp"
 #include "engines/x64/avx512_vnni/depthwise_plan.hpp"
 #include "engines/x64/avx512_vnni/kernel_set.hpp"
 
@@ -16,8 +18,10 @@ namespace {
 constexpr CpuFeatures kAvx512Vnni = kAvx512f | kAvx512bw | kAvx512vl | kAvx512dq | kAvx512vnni;
 
 // A GEMM engine whose depthwise problems (those avx512_vnni::depthwise_takes) run on the AVX-512
-// depthwise kernel, four taps per vpdpbusd; everything else is the GEMM engine's. The packed form
-// is the canonical weights for both, so files and packing_version() are the GEMM engine's.
+// depthwise kernel, four taps per vpdpbusd, and whose first layers with NCHW tensors run on their
+// planes (avx512_vnni::with_dense_planes, around the GEMM engine's kernel); everything else is the
+// GEMM engine's. The packed form is the canonical weights for all of them, so files and
+// packing_version() are the GEMM engine's.
 class WithDepthwise final : public Engine {
  public:
   explicit WithDepthwise(std::unique_ptr<Engine> gemm) : gemm_(std::move(gemm)) {}
@@ -31,12 +35,18 @@ class WithDepthwise final : public Engine {
   }
   std::unique_ptr<PreparedKernel> prepare(const Problem& problem,
                                           const CanonicalWeights& weights) const override {
-    if (!avx512_vnni::depthwise_takes(problem)) return gemm_->prepare(problem, weights);
+    if (!avx512_vnni::depthwise_takes(problem)) {
+      return avx512_vnni::with_dense_planes(problem, weights, gemm_->prepare(problem, weights));
+    }
     return avx512_vnni::make_depthwise_kernel(problem, weights);
   }
   std::unique_ptr<PreparedKernel> unpack(const Problem& problem,
                                          std::span<const std::byte> packed) const override {
-    if (!avx512_vnni::depthwise_takes(problem)) return gemm_->unpack(problem, packed);
+    if (!avx512_vnni::depthwise_takes(problem)) {
+      std::unique_ptr<PreparedKernel> gemm = gemm_->unpack(problem, packed);
+      const CanonicalWeights weights = gemm->canonical_weights();
+      return avx512_vnni::with_dense_planes(problem, weights, std::move(gemm));
+    }
     // As the GEMM engine: the canonical weights, checked for size, packed again.
     return avx512_vnni::make_depthwise_kernel(
         problem, CanonicalWeights::from_bytes(problem, packed, "packed_weights"));

@@ -52,10 +52,10 @@ std::unique_ptr<DepthwisePlanePath> DepthwisePlanePath::plan(const Problem& prob
   path->out_plane_ = problem.out_height() * problem.out_width();
   path->element_ = static_cast<std::int64_t>(element_size(d.output_dtype));
   path->parts_ = parts;
-  path->entries_ = static_cast<std::int32_t>(d.kernel_h * ((d.kernel_w + 3) / 4));
-  path->kernel_ = depthwise_plane_kernel(d.scheme.kind, d.output_dtype, path->flip_, path->entries_,
-                                         path->parts_);
-  if (path->kernel_ == nullptr || !path->plan_slots(problem)) return nullptr;
+  path->kernel_ =
+      depthwise_plane_kernel(d.scheme.kind, d.output_dtype, path->flip_,
+                             static_cast<int>(d.kernel_h * ((d.kernel_w + 3) / 4)), path->parts_);
+  if (path->kernel_ == nullptr || !path->slots_.plan(problem)) return nullptr;
   path->pack(problem, weights);
   return path;
 }
@@ -69,10 +69,16 @@ bool DepthwisePlanePath::faster_than_transposes(int threads) const {
   return stride_w_ >= 2 || threads > 1;
 }
 
-bool DepthwisePlanePath::plan_slots(const Problem& problem) {
+bool PlaneSlots::plan(const Problem& problem) {
   const auto& d = problem.desc();
   const std::int64_t out_w = problem.out_width();
   const std::int64_t groups = (d.kernel_w + 3) / 4;
+  const std::int64_t in_plane = d.in_height * d.in_width;
+  const std::int64_t out_plane = problem.out_height() * out_w;
+  entries = static_cast<std::int32_t>(d.kernel_h * groups);
+  slots.clear();
+  entries_of_slots.clear();
+  patterns.clear();
   // The input byte of output pixel q's tap (r, s) in the plane, or −1 in the padding.
   const auto offset = [&](std::int64_t q, std::int64_t r, std::int64_t s) -> std::int64_t {
     const std::int64_t iy = q / out_w * d.stride_h + r * d.dilation_h - d.pad_top;
@@ -81,11 +87,11 @@ bool DepthwisePlanePath::plan_slots(const Problem& problem) {
     return iy * d.in_width + ix;
   };
   // Per entry, the lowest and highest byte the slot so far reads (lo > hi: none).
-  std::vector<std::int64_t> lo(static_cast<std::size_t>(entries_)),
-      hi(static_cast<std::size_t>(entries_));
+  std::vector<std::int64_t> lo(static_cast<std::size_t>(entries)),
+      hi(static_cast<std::size_t>(entries));
   const auto add = [&](std::int64_t q, std::vector<std::int64_t>& l, std::vector<std::int64_t>& h) {
     bool fits = true;
-    for (std::int64_t e = 0; e < entries_; ++e) {
+    for (std::int64_t e = 0; e < entries; ++e) {
       const std::int64_t r = e / groups, g = e % groups;
       for (std::int64_t s = 4 * g; s < std::min<std::int64_t>(4 * g + 4, d.kernel_w); ++s) {
         const std::int64_t at = offset(q, r, s);
@@ -100,12 +106,12 @@ bool DepthwisePlanePath::plan_slots(const Problem& problem) {
   };
   std::map<std::array<std::uint8_t, 64>, std::int32_t> seen;
   std::vector<std::int64_t> next_lo, next_hi;
-  for (std::int64_t first = 0; first < out_plane_;) {
-    std::fill(lo.begin(), lo.end(), in_plane_);
+  for (std::int64_t first = 0; first < out_plane;) {
+    std::fill(lo.begin(), lo.end(), in_plane);
     std::fill(hi.begin(), hi.end(), -1);
     if (!add(first, lo, hi)) return false;  // one pixel alone reads more than 64 bytes
     std::int64_t count = 1;
-    while (count < 16 && first + count < out_plane_) {
+    while (count < 16 && first + count < out_plane) {
       next_lo = lo;
       next_hi = hi;
       if (!add(first + count, next_lo, next_hi)) break;
@@ -113,8 +119,8 @@ bool DepthwisePlanePath::plan_slots(const Problem& problem) {
       hi.swap(next_hi);
       ++count;
     }
-    slots_.push_back({static_cast<std::int32_t>(first), static_cast<std::int32_t>(count)});
-    for (std::int64_t e = 0; e < entries_; ++e) {
+    slots.push_back({static_cast<std::int32_t>(first), static_cast<std::int32_t>(count)});
+    for (std::int64_t e = 0; e < entries; ++e) {
       const std::int64_t r = e / groups, g = e % groups;
       const auto i = static_cast<std::size_t>(e);
       const bool reads = lo[i] <= hi[i];
@@ -129,12 +135,12 @@ bool DepthwisePlanePath::plan_slots(const Problem& problem) {
           }
         }
       }
-      auto [it, inserted] = seen.emplace(index, static_cast<std::int32_t>(patterns_.size()));
-      if (inserted) patterns_.insert(patterns_.end(), index.begin(), index.end());
-      const std::int64_t inside = reads ? std::min<std::int64_t>(64, in_plane_ - base) : 0;
+      auto [it, inserted] = seen.emplace(index, static_cast<std::int32_t>(patterns.size()));
+      if (inserted) patterns.insert(patterns.end(), index.begin(), index.end());
+      const std::int64_t inside = reads ? std::min<std::int64_t>(64, in_plane - base) : 0;
       const std::uint64_t mask =
           inside == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << inside) - 1;
-      entries_of_slots_.push_back({static_cast<std::int32_t>(base), it->second, mask});
+      entries_of_slots.push_back({static_cast<std::int32_t>(base), it->second, mask});
     }
     first += count;
   }
@@ -144,7 +150,8 @@ bool DepthwisePlanePath::plan_slots(const Problem& problem) {
 void DepthwisePlanePath::pack(const Problem& problem, const CanonicalWeights& weights) {
   const auto& d = problem.desc();
   const std::int64_t groups = (d.kernel_w + 3) / 4;
-  weights_.assign(static_cast<std::size_t>(out_channels_ * entries_ * parts_), 0);
+  const std::int32_t entries = slots_.entries;
+  weights_.assign(static_cast<std::size_t>(out_channels_ * entries * parts_), 0);
   weight_sums_.assign(static_cast<std::size_t>(out_channels_), 0);
   for (std::int64_t o = 0; o < out_channels_; ++o) {
     const std::int32_t zw = problem.weight_zero_point(o);
@@ -156,7 +163,7 @@ void DepthwisePlanePath::pack(const Problem& problem, const CanonicalWeights& we
         const std::int64_t e = r * groups + s / 4;
         for (int k = 0; k < parts_; ++k) {
           const auto byte = static_cast<std::uint8_t>(weight_part(v, k));
-          auto& word = weights_[static_cast<std::size_t>((o * entries_ + e) * parts_ + k)];
+          auto& word = weights_[static_cast<std::size_t>((o * entries + e) * parts_ + k)];
           word = static_cast<std::int32_t>(static_cast<std::uint32_t>(word) |
                                            (std::uint32_t{byte} << (8 * (s % 4))));
         }
@@ -172,11 +179,11 @@ void DepthwisePlanePath::run(const RunContext& call, int threads) const {
   p.in_plane = in_plane_;
   p.out_plane = out_plane_;
   p.multiplier = multiplier_;
-  p.slots = static_cast<std::int32_t>(slots_.size());
-  p.slot = slots_.data();
-  p.entries = entries_;
-  p.entry = entries_of_slots_.data();
-  p.patterns = patterns_.data();
+  p.slots = static_cast<std::int32_t>(slots_.slots.size());
+  p.slot = slots_.slots.data();
+  p.entries = slots_.entries;
+  p.entry = slots_.entries_of_slots.data();
+  p.patterns = slots_.patterns.data();
   p.parts = parts_;
   p.weights = weights_.data();
   p.weight_sums = weight_sums_.data();
@@ -207,7 +214,7 @@ void DepthwisePlanePath::run(const RunContext& call, int threads) const {
 
 std::string DepthwisePlanePath::describe() const {
   std::ostringstream out;
-  out << " (NCHW planes, no transposes: pixels in lanes, " << slots_.size()
+  out << " (NCHW planes, no transposes: pixels in lanes, " << slots_.slots.size()
       << " slots of up to 16 output pixels a plane, vpermt2b"
       << (faster_than_transposes(1) ? ")" : "; on one thread whole-tensor transposes instead)");
   return out.str();

@@ -26,6 +26,20 @@ inline std::int8_t weight_part(std::int32_t v, int k) {
   return static_cast<std::int8_t>(std::clamp(v, -128, 127));
 }
 
+// An output plane cut into slots of up to 16 pixels, with each slot's entries (kernel row r,
+// kernel columns 4g .. 4g + 3): the geometry every input plane of a layer shares (the slot
+// comment in depthwise_planes.cpp says how it is cut).
+struct PlaneSlots {
+  std::int32_t entries = 0;  // per slot: kernel_h · ⌈kernel_w / 4⌉
+  std::vector<DepthwisePlaneSlot> slots;
+  std::vector<DepthwisePlaneEntry> entries_of_slots;  // [slot][entry]
+  AlignedVector<std::uint8_t> patterns;               // 64-byte vpermt2b index vectors
+
+  // The slots of `problem`'s output planes; false where one output pixel's taps in a kernel row
+  // span more than 64 input bytes.
+  bool plan(const Problem& problem);
+};
+
 class DepthwisePlanePath {
  public:
   // The path for `problem`, or null where it does not apply: a transposed layer, NHWC on either
@@ -43,19 +57,16 @@ class DepthwisePlanePath {
 
  private:
   DepthwisePlanePath() = default;
-  bool plan_slots(const Problem& problem);
   void pack(const Problem& problem, const CanonicalWeights& weights);
 
   std::int64_t in_channels_ = 0, out_channels_ = 0, multiplier_ = 1;
   std::int64_t in_plane_ = 0, out_plane_ = 0, element_ = 1;
   std::int64_t stride_w_ = 1;
-  std::int32_t entries_ = 0, parts_ = 1;
+  std::int32_t parts_ = 1;
   bool flip_ = false;
-  std::vector<DepthwisePlaneSlot> slots_;
-  std::vector<DepthwisePlaneEntry> entries_of_slots_;  // [slot][entry]
-  AlignedVector<std::uint8_t> patterns_;               // 64-byte index vectors
-  std::vector<std::int32_t> weights_;                  // [output channel][entry][part]
-  std::vector<std::int32_t> weight_sums_;              // per output channel: Σ(w − zw)
+  PlaneSlots slots_;
+  std::vector<std::int32_t> weights_;      // [output channel][entry][part]
+  std::vector<std::int32_t> weight_sums_;  // per output channel: Σ(w − zw)
   DepthwisePlaneKernel kernel_ = nullptr;
 };
 

@@ -247,4 +247,37 @@ using DepthwisePlaneKernel = void (*)(const DepthwisePlanes&);
 DepthwisePlaneKernel depthwise_plane_kernel(SchemeKind scheme, DType output_dtype, bool flip,
                                             int entries, int parts);
 
+// A convolution of few input channels (groups 1) on NCHW planes, pixels in lanes (a network's
+// first layer: dense_plane_kernels.cpp): the slots and entries of DepthwisePlanes, each entry's
+// bytes of every input plane permuted once a slot and multiplied into the sums of every output
+// channel.
+struct DensePlanes {
+  const std::uint8_t* input;  // image n's input planes
+  void* output;               // image n's output planes
+  std::int64_t in_plane;      // bytes per input plane
+  std::int64_t out_plane;     // values per output plane
+  std::int32_t in_channels;   // 1 to 4
+  std::int32_t out_channels;
+  std::int32_t first_slot, end_slot;  // the slots [first_slot, end_slot) of every output plane
+  const DepthwisePlaneSlot* slot;
+  std::int32_t entries;              // per slot
+  const DepthwisePlaneEntry* entry;  // [slots][entries]
+  const std::uint8_t* patterns;      // 64-byte aligned index vectors
+  std::int32_t parts;                // s8 parts of each w − zw
+  const std::int32_t* weights;       // [output channel][input channel][entry][part] dwords
+  const std::int32_t* weight_sums;  // per output channel: Σ(w − zw); sums start at −zx times it
+  std::int32_t zero_point;          // zx as read (an s8 input's + 128)
+  const StageView* stage;           // the output stage in channel order
+};
+using DensePlaneKernel = void (*)(const DensePlanes&);
+
+// Most (input channel, entry) pairs a dense plane kernel holds permuted at once.
+inline constexpr int kDensePlaneInputs = 12;
+
+// The dense plane kernel fused with the output stage of (scheme, output dtype); null where that
+// pair has no vector output stage, or `channels` · `entries` exceeds kDensePlaneInputs. `flip`: an
+// s8 input. 3 channels, 3 entries (a 3x3 kernel) and `parts` 1 have a fixed schedule.
+DensePlaneKernel dense_plane_kernel(SchemeKind scheme, DType output_dtype, bool flip, int channels,
+                                    int entries, int parts);
+
 }  // namespace qconv::detail::avx512_vnni
