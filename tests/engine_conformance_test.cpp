@@ -529,6 +529,7 @@ TEST_P(EngineConformance, NchwFirstLayersOnPlanes) {
   };
   const Shape shapes[] = {
       {3, 32, 24, 26, 3, 3, 2, 1, 1, 1, 1, 1, true},
+      {3, 24, 60, 66, 3, 3, 2, 1, 1, 1, 1, 1, true},  // work enough for two threads
       {3, 16, 9, 9, 3, 3, 2, 1, 1, 1, 1, 1, true},
       {3, 17, 13, 40, 3, 3, 1, 1, 1, 1, 1, 1, true},
       {1, 24, 11, 12, 5, 5, 1, 1, 2, 2, 2, 2, true},

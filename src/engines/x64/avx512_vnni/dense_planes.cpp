@@ -17,11 +17,13 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
+// Multiply-adds per thread below which a call uses fewer threads: waking a second thread costs
+// microseconds (the depthwise path's measured threshold, 320K, rounded down: a slot here does
+// more work per byte it reads).
+constexpr std::int64_t kMinMacsPerThread = std::int64_t{256} << 10;
+
 class DensePlanesKernel final : public PreparedKernel {
  public:
-  // Not copied: nothing points into the vectors, but nothing needs a copy either.
-  DensePlanesKernel(const DensePlanesKernel&) = delete;
-  DensePlanesKernel& operator=(const DensePlanesKernel&) = delete;
   DensePlanesKernel(const Problem& problem, std::unique_ptr<PreparedKernel> gemm, PlaneSlots slots,
                     DensePlaneKernel kernel, int parts, bool flip)
       : gemm_(std::move(gemm)),
@@ -31,6 +33,8 @@ class DensePlanesKernel final : public PreparedKernel {
         out_channels_(static_cast<std::int32_t>(problem.desc().out_channels)),
         in_plane_(problem.desc().in_height * problem.desc().in_width),
         out_plane_(problem.out_height() * problem.out_width()),
+        macs_per_image_(out_plane_ * out_channels_ * in_channels_ * problem.desc().kernel_h *
+                        problem.desc().kernel_w),
         element_(static_cast<std::int64_t>(element_size(problem.desc().output_dtype))),
         parts_(parts),
         flip_(flip) {}
@@ -82,9 +86,11 @@ class DensePlanesKernel final : public PreparedKernel {
     const auto* input = static_cast<const std::uint8_t*>(call.input);
     auto* output = static_cast<std::byte*>(call.output);
     const auto slots = static_cast<std::int64_t>(slots_.slots.size());
+    const int threads = static_cast<int>(std::clamp<std::int64_t>(
+        call.batch * macs_per_image_ / kMinMacsPerThread, 1, call.threads));
     // Tasks are (image, slot): a thread's run of them, cut at images, computes every output
     // channel of its slots, reading their input bytes once.
-    parallel_for(call.threads, call.batch * slots, [&](std::int64_t begin, std::int64_t end) {
+    parallel_for(threads, call.batch * slots, [&](std::int64_t begin, std::int64_t end) {
       DensePlanes run = p;
       while (begin < end) {
         const std::int64_t n = begin / slots;
@@ -105,11 +111,12 @@ class DensePlanesKernel final : public PreparedKernel {
   }
 
   std::string describe() const override {
+    const std::string gemm = gemm_->describe();
     std::ostringstream out;
     out << "avx512_vnni conv_planes_u8s8 (NCHW planes, no transposes: " << in_channels_
         << " input planes, pixels in lanes, " << slots_.slots.size()
         << " slots of up to 16 output pixels a plane, vpermt2b; packed as "
-        << gemm_->describe().substr(0, gemm_->describe().find(" (")) << ")";
+        << gemm.substr(0, gemm.find(" (")) << ")";
     return out.str();
   }
 
@@ -118,7 +125,7 @@ class DensePlanesKernel final : public PreparedKernel {
   PlaneSlots slots_;
   DensePlaneKernel kernel_;
   std::int32_t in_channels_, out_channels_;
-  std::int64_t in_plane_, out_plane_, element_;
+  std::int64_t in_plane_, out_plane_, macs_per_image_, element_;
   std::int32_t parts_;
   bool flip_;
   std::vector<std::int32_t> weights_;      // [output channel][input channel][entry][part]
