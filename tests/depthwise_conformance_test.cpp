@@ -209,12 +209,15 @@ TEST_P(DepthwiseConformance, NchwSlabsOnTwoThreads) {
 // masked; planes of 12 and 25 bytes), batch 1 and 2, u8 and s8 inputs and weights with zero points
 // at both ends (w − zw in two or three parts), s32 outputs and every scheme, 1 and 2 threads; and
 // a dilation whose one pixel's kernel row spans more than 64 input bytes, which must go to the
-// slabs instead.
+// slabs instead. At stride 1 with 3 kernel rows, rows mode ("strips of": walked down the
+// plane): kernel rows of 1 to 4 columns, output heights of 1, 2 and 7 (the ring's last steps),
+// padding rows at both ends, a strip all in the padding, rows of 70 pixels (one thread too).
 TEST_P(DepthwiseConformance, NchwPlanesPixelsInLanes) {
   Rng rng(43);
   struct Shape {
     Geometry g;
-    bool planes;  // whether the plane path takes it (on a CPU with VBMI)
+    bool planes;        // whether the plane path takes it (on a CPU with VBMI)
+    bool rows = false;  // in rows mode (stride 1, 3 kernel rows, output rows of 12 or more)
   };
   const Shape shapes[] = {
       // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
@@ -231,9 +234,20 @@ TEST_P(DepthwiseConformance, NchwPlanesPixelsInLanes) {
       // from any of the last 3 or 6 (masked there).
       {{16, 1, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0}, true},
       {{8, 2, 3, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0}, true},
-      // Stride 1: on two threads (work enough for both), the planes; on one, the transposes.
-      {{96, 1, 30, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0}, true},
+      // Stride 1: on two threads (work enough for both), the planes; on one, the transposes,
+      // but for rows mode on rows of 64 pixels or more.
+      {{96, 1, 30, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0}, true, true},
       {{40, 2, 20, 21, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0}, true},
+      // Rows mode, on rows of 64 pixels or more so that one thread runs it too (these layers
+      // are too small for two): kernel rows of 1, 2 and 4 columns, output heights of 1 and 2
+      // and not a multiple of 3 (the ring's last steps), padding rows at both ends, asymmetric
+      // and wide padding (strips whose every tap is padding, on the left and on the right); and
+      // rows of 11 (slots).
+      {{24, 1, 9, 70, 3, 3, 1, 1, 1, 1, 2, 1, 1, false, 0}, true, true},
+      {{16, 2, 1, 66, 3, 1, 1, 1, 1, 1, 1, 0, 0, false, 0}, true, true},
+      {{12, 1, 2, 70, 3, 2, 1, 1, 1, 1, 1, 0, 1, false, 0}, true, true},
+      {{20, 1, 7, 45, 3, 4, 1, 1, 1, 0, 2, 20, 20, false, 0}, true, true},
+      {{32, 1, 10, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0}, true},
   };
   const bool avx512 = GetParam().starts_with("avx512");
   const bool vbmi = (detail::host_cpu_features() & detail::kAvx512vbmi) != 0;
@@ -254,6 +268,8 @@ TEST_P(DepthwiseConformance, NchwPlanesPixelsInLanes) {
                 .describe();
         const bool vector_stage = described.find("scalar output stage") == std::string::npos;
         EXPECT_EQ(described.find("NCHW planes") != std::string::npos, shape.planes && vector_stage)
+            << described;
+        EXPECT_EQ(described.find("strips of") != std::string::npos, shape.rows && vector_stage)
             << described;
       }
       expect_exact(GetParam(), rc, 1 + k / 3);

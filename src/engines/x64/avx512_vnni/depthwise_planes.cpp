@@ -52,21 +52,36 @@ std::unique_ptr<DepthwisePlanePath> DepthwisePlanePath::plan(const Problem& prob
   path->out_plane_ = problem.out_height() * problem.out_width();
   path->element_ = static_cast<std::int64_t>(element_size(d.output_dtype));
   path->parts_ = parts;
-  path->kernel_ =
-      depthwise_plane_kernel(d.scheme.kind, d.output_dtype, path->flip_,
-                             static_cast<int>(d.kernel_h * ((d.kernel_w + 3) / 4)), path->parts_);
-  if (path->kernel_ == nullptr || !path->slots_.plan(problem)) return nullptr;
+  path->in_width_ = static_cast<std::int32_t>(d.in_width);
+  path->in_height_ = static_cast<std::int32_t>(d.in_height);
+  path->out_width_ = static_cast<std::int32_t>(problem.out_width());
+  path->out_height_ = static_cast<std::int32_t>(problem.out_height());
+  path->pad_top_ = static_cast<std::int32_t>(d.pad_top);
+  if (PlaneStrips::apply(problem)) {
+    path->kernel_ =
+        depthwise_plane_rows_kernel(d.scheme.kind, d.output_dtype, path->flip_, path->parts_);
+    if (path->kernel_ == nullptr) return nullptr;
+    path->strips_.plan(problem);
+    path->slots_.entries = static_cast<std::int32_t>(d.kernel_h);  // the weights' entries
+  } else {
+    path->kernel_ =
+        depthwise_plane_kernel(d.scheme.kind, d.output_dtype, path->flip_,
+                               static_cast<int>(d.kernel_h * ((d.kernel_w + 3) / 4)), path->parts_);
+    if (path->kernel_ == nullptr || !path->slots_.plan(problem)) return nullptr;
+  }
   path->pack(problem, weights);
   return path;
 }
 
 // Measured against the channels-in-lanes kernels with their transposes (MobileNetV2's and V1's
 // 3x3 layers, AMD Zen 5): at stride 2 this path took 0.63-0.95x their time on one thread and
-// 0.5-0.9x on two; at stride 1 1.07-1.33x on one thread (their input columns, interleaved once,
-// serve three output pixels each, and one thread transposes whole tensors), but 0.55-0.9x on two,
-// where the transposes go in slabs that gain little from the second core.
+// 0.5-0.9x on two. At stride 1 in slots it took 1.07-1.33x on one thread (their input columns,
+// interleaved once, serve three output pixels each) but 0.55-0.9x on two, where the transposes go
+// in slabs that gain little from the second core; in rows mode (each input row permuted once for
+// three output rows) 0.85x on one thread with 112-pixel rows, 0.89-1.02x with 56, 1.05-1.16x with
+// 28, 0.95-1.12x with 14.
 bool DepthwisePlanePath::faster_than_transposes(int threads) const {
-  return stride_w_ >= 2 || threads > 1;
+  return stride_w_ >= 2 || threads > 1 || (!strips_.strips.empty() && out_width_ >= 64);
 }
 
 bool PlaneSlots::plan(const Problem& problem) {
@@ -147,6 +162,46 @@ bool PlaneSlots::plan(const Problem& problem) {
   return true;
 }
 
+bool PlaneStrips::apply(const Problem& problem) {
+  const auto& d = problem.desc();
+  return d.stride_h == 1 && d.stride_w == 1 && d.dilation_h == 1 && d.dilation_w == 1 &&
+         d.kernel_h == 3 && d.kernel_w <= 4 && problem.out_width() >= 12;
+}
+
+// Strip s: output columns [16s, 16s + count). Lane l's tap c reads input column 16s + l + c −
+// pad_left of a row, from the strip's 64 bytes at `base` (the first column any lane reads), or the
+// zero point (the second table) where that column is padding or c is past the kernel.
+void PlaneStrips::plan(const Problem& problem) {
+  const auto& d = problem.desc();
+  const std::int64_t out_w = problem.out_width();
+  strips.clear();
+  patterns.clear();
+  std::map<std::array<std::uint8_t, 64>, std::int32_t> seen;
+  for (std::int64_t first = 0; first < out_w; first += 16) {
+    const std::int64_t count = std::min<std::int64_t>(16, out_w - first);
+    const std::int64_t lo = std::max<std::int64_t>(0, first - d.pad_left);
+    const std::int64_t hi =
+        std::min<std::int64_t>(d.in_width - 1, first + count - 1 + d.kernel_w - 1 - d.pad_left);
+    const std::int64_t base = lo <= hi ? lo : 0;  // no column read: every tap is padding
+    std::array<std::uint8_t, 64> index{};
+    index.fill(64);
+    for (std::int64_t l = 0; l < count; ++l) {
+      for (std::int64_t c = 0; c < d.kernel_w; ++c) {
+        const std::int64_t column = first + l + c - d.pad_left;
+        if (column >= 0 && column < d.in_width) {
+          index[static_cast<std::size_t>(4 * l + c)] = static_cast<std::uint8_t>(column - base);
+        }
+      }
+    }
+    auto [it, inserted] = seen.emplace(index, static_cast<std::int32_t>(patterns.size()));
+    if (inserted) patterns.insert(patterns.end(), index.begin(), index.end());
+    const std::int64_t inside = lo <= hi ? std::min<std::int64_t>(64, d.in_width - base) : 0;
+    const std::uint64_t mask = inside == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << inside) - 1;
+    strips.push_back({static_cast<std::int32_t>(first), static_cast<std::int32_t>(count),
+                      static_cast<std::int32_t>(base), it->second, mask});
+  }
+}
+
 void DepthwisePlanePath::pack(const Problem& problem, const CanonicalWeights& weights) {
   const auto& d = problem.desc();
   const std::int64_t groups = (d.kernel_w + 3) / 4;
@@ -183,7 +238,14 @@ void DepthwisePlanePath::run(const RunContext& call, int threads) const {
   p.slot = slots_.slots.data();
   p.entries = slots_.entries;
   p.entry = slots_.entries_of_slots.data();
-  p.patterns = slots_.patterns.data();
+  p.patterns = strips_.strips.empty() ? slots_.patterns.data() : strips_.patterns.data();
+  p.strips = static_cast<std::int32_t>(strips_.strips.size());
+  p.strip = strips_.strips.data();
+  p.in_width = in_width_;
+  p.in_height = in_height_;
+  p.out_width = out_width_;
+  p.out_height = out_height_;
+  p.pad_top = pad_top_;
   p.parts = parts_;
   p.weights = weights_.data();
   p.weight_sums = weight_sums_.data();
@@ -214,8 +276,14 @@ void DepthwisePlanePath::run(const RunContext& call, int threads) const {
 
 std::string DepthwisePlanePath::describe() const {
   std::ostringstream out;
-  out << " (NCHW planes, no transposes: pixels in lanes, " << slots_.slots.size()
-      << " slots of up to 16 output pixels a plane, vpermt2b"
+  out << " (NCHW planes, no transposes: pixels in lanes, ";
+  if (strips_.strips.empty()) {
+    out << slots_.slots.size() << " slots of up to 16 output pixels a plane";
+  } else {
+    out << "rows in " << strips_.strips.size()
+        << " strips of up to 16 output columns, each input row permuted once for 3 output rows";
+  }
+  out << ", vpermt2b"
       << (faster_than_transposes(1) ? ")" : "; on one thread whole-tensor transposes instead)");
   return out.str();
 }

@@ -40,6 +40,18 @@ struct PlaneSlots {
   bool plan(const Problem& problem);
 };
 
+// The strips of the depthwise planes' rows mode (DepthwisePlaneStrip in kernels.hpp).
+struct PlaneStrips {
+  std::vector<DepthwisePlaneStrip> strips;
+  AlignedVector<std::uint8_t> patterns;  // 64-byte vpermt2b index vectors
+
+  // Whether rows mode runs `problem`: stride 1, dilation 1, 3 kernel rows of at most 4 columns,
+  // output rows of 12 pixels or more (narrower ones leave most lanes of a strip empty, where
+  // slots run on across rows).
+  static bool apply(const Problem& problem);
+  void plan(const Problem& problem);
+};
+
 class DepthwisePlanePath {
  public:
   // The path for `problem`, or null where it does not apply: a transposed layer, NHWC on either
@@ -64,7 +76,9 @@ class DepthwisePlanePath {
   std::int64_t stride_w_ = 1;
   std::int32_t parts_ = 1;
   bool flip_ = false;
-  PlaneSlots slots_;
+  PlaneSlots slots_;    // slots mode
+  PlaneStrips strips_;  // rows mode, where PlaneStrips::apply (then slots_ is empty)
+  std::int32_t in_width_ = 0, in_height_ = 0, out_width_ = 0, out_height_ = 0, pad_top_ = 0;
   std::vector<std::int32_t> weights_;      // [output channel][entry][part]
   std::vector<std::int32_t> weight_sums_;  // per output channel: Σ(w − zw)
   DepthwisePlaneKernel kernel_ = nullptr;

@@ -217,6 +217,16 @@ struct DepthwisePlaneSlot {
   std::int32_t first;  // first output pixel, in the plane
   std::int32_t count;  // 1 to 16 consecutive output pixels
 };
+// Rows mode (stride 1, 3 kernel rows of at most 4 columns): a strip of output columns
+// [first, first + count) of every output row, walked down the plane; each input row's bytes are
+// loaded and permuted once and added into the 3 output rows that read them.
+struct DepthwisePlaneStrip {
+  std::int32_t first;    // first output column
+  std::int32_t count;    // 1 to 16 output columns
+  std::int32_t base;     // the 64 bytes read start at input column `base` of a row
+  std::int32_t pattern;  // byte offset of the strip's vpermt2b index vector in `patterns`
+  std::uint64_t mask;    // the bytes of those 64 inside the row (no lane reads the others)
+};
 struct DepthwisePlanes {
   const std::uint8_t* input;  // image n's input planes
   void* output;               // image n's output planes
@@ -238,6 +248,10 @@ struct DepthwisePlanes {
   const std::int32_t* weight_sums;  // per output channel: Σ(w − zw); sums start at −zx times it
   std::int32_t zero_point;          // zx as read (an s8 input's + 128)
   const StageView* stage;           // the output stage in channel order
+  // Rows mode: the strips (then `slots` and `slot` are not read) and the planes' shapes.
+  std::int32_t strips;
+  const DepthwisePlaneStrip* strip;
+  std::int32_t in_width, in_height, out_width, out_height, pad_top;
 };
 using DepthwisePlaneKernel = void (*)(const DepthwisePlanes&);
 
@@ -246,6 +260,9 @@ using DepthwisePlaneKernel = void (*)(const DepthwisePlanes&);
 // or 2 have a fixed schedule.
 DepthwisePlaneKernel depthwise_plane_kernel(SchemeKind scheme, DType output_dtype, bool flip,
                                             int entries, int parts);
+// The rows-mode kernel (DepthwisePlaneStrip), likewise.
+DepthwisePlaneKernel depthwise_plane_rows_kernel(SchemeKind scheme, DType output_dtype, bool flip,
+                                                 int parts);
 
 // A convolution of few input channels (groups 1) on NCHW planes, pixels in lanes (a network's
 // first layer: dense_plane_kernels.cpp): the slots and entries of DepthwisePlanes, each entry's
