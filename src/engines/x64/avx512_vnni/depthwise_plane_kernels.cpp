@@ -18,6 +18,28 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
+// What kPlanes output channels from o need through a group: each one's input plane, weights
+// (`entries` dwords of `parts` parts), the start of its sums (−zx·Σd modulo 2^32, as the
+// reference wraps) and its output-stage constants. Into the caller's arrays: held in a struct
+// they went to the stack (fbgemm's slot loop read 91 zmm from it, 5 so).
+template <SchemeKind K, int kPlanes>
+[[gnu::always_inline]] inline void load_group(const DepthwisePlanes& p, const StageView& stage,
+                                              std::int64_t o, int entries, int parts,
+                                              const std::uint8_t* (&in)[kPlanes],
+                                              const std::int32_t* (&w)[kPlanes],
+                                              __m512i (&start)[kPlanes],
+                                              stage_lanes::Lanes (&at)[kPlanes]) {
+#pragma GCC unroll 8
+  for (int j = 0; j < kPlanes; ++j) {
+    in[j] = p.input + (o + j) / p.multiplier * p.in_plane;
+    w[j] = p.weights + (o + j) * entries * parts;
+    const auto start_value = static_cast<std::uint32_t>(-p.zero_point) *
+                             static_cast<std::uint32_t>(p.weight_sums[o + j]);
+    start[j] = _mm512_set1_epi32(static_cast<std::int32_t>(start_value));
+    at[j] = stage_lanes::Lanes::load<K, true>(stage, o + j);
+  }
+}
+
 // kPlanes output channels' planes at once, from channel o: each slot's entries (bases, masks,
 // index vectors) are read once for all of them. kEntries, kParts > 0: that schedule fixed; 0: read
 // from p (kPlanes 1). Each weight dword is broadcast from memory where a vpdpbusd needs it: four
@@ -38,16 +60,7 @@ template <SchemeKind K, bool kWords, bool kFlip, int kEntries, int kParts, int k
   const std::int32_t* w[kPlanes];
   __m512i start[kPlanes];
   stage_lanes::Lanes at[kPlanes];
-#pragma GCC unroll 8
-  for (int j = 0; j < kPlanes; ++j) {
-    in[j] = p.input + (o + j) / p.multiplier * p.in_plane;
-    w[j] = p.weights + (o + j) * entries * parts;
-    // −zx·Σd modulo 2^32, as the reference wraps.
-    const auto start_value = static_cast<std::uint32_t>(-p.zero_point) *
-                             static_cast<std::uint32_t>(p.weight_sums[o + j]);
-    start[j] = _mm512_set1_epi32(static_cast<std::int32_t>(start_value));
-    at[j] = stage_lanes::Lanes::load<K, true>(stage, o + j);
-  }
+  load_group<K, kPlanes>(p, stage, o, entries, parts, in, w, start, at);
   // Slot s's sums, then slot s − 1's output stage: the stage's long chain of dependent
   // instructions finds its inputs ready, rather than filling the scheduler while the sums run
   // (MobileNetV2's 96@112 stride-2 layer: 64.5 -> 55.3 us on an AMD Zen 5).
@@ -133,16 +146,7 @@ template <SchemeKind K, bool kWords, bool kFlip, int kParts, int kPlanes>
   const std::int32_t* w[kPlanes];
   __m512i start[kPlanes];
   stage_lanes::Lanes at[kPlanes];
-#pragma GCC unroll 8
-  for (int j = 0; j < kPlanes; ++j) {
-    in[j] = p.input + (o + j) / p.multiplier * p.in_plane;
-    w[j] = p.weights + (o + j) * 3 * parts;
-    // −zx·Σd modulo 2^32, as the reference wraps.
-    const auto start_value = static_cast<std::uint32_t>(-p.zero_point) *
-                             static_cast<std::uint32_t>(p.weight_sums[o + j]);
-    start[j] = _mm512_set1_epi32(static_cast<std::int32_t>(start_value));
-    at[j] = stage_lanes::Lanes::load<K, true>(stage, o + j);
-  }
+  load_group<K, kPlanes>(p, stage, o, 3, parts, in, w, start, at);
   for (std::int32_t s = 0; s < p.strips; ++s) {
     const DepthwisePlaneStrip strip = p.strip[s];
     const __m512i pattern = _mm512_load_si512(p.patterns + strip.pattern);
