@@ -52,6 +52,7 @@ std::unique_ptr<DepthwisePlanePath> DepthwisePlanePath::plan(const Problem& prob
   path->out_plane_ = problem.out_height() * problem.out_width();
   path->element_ = static_cast<std::int64_t>(element_size(d.output_dtype));
   path->parts_ = parts;
+  path->entries_ = static_cast<std::int32_t>(d.kernel_h * ((d.kernel_w + 3) / 4));
   path->in_width_ = static_cast<std::int32_t>(d.in_width);
   path->in_height_ = static_cast<std::int32_t>(d.in_height);
   path->out_width_ = static_cast<std::int32_t>(problem.out_width());
@@ -62,11 +63,9 @@ std::unique_ptr<DepthwisePlanePath> DepthwisePlanePath::plan(const Problem& prob
         depthwise_plane_rows_kernel(d.scheme.kind, d.output_dtype, path->flip_, path->parts_);
     if (path->kernel_ == nullptr) return nullptr;
     path->strips_.plan(problem);
-    path->slots_.entries = static_cast<std::int32_t>(d.kernel_h);  // the weights' entries
   } else {
-    path->kernel_ =
-        depthwise_plane_kernel(d.scheme.kind, d.output_dtype, path->flip_,
-                               static_cast<int>(d.kernel_h * ((d.kernel_w + 3) / 4)), path->parts_);
+    path->kernel_ = depthwise_plane_kernel(d.scheme.kind, d.output_dtype, path->flip_,
+                                           path->entries_, path->parts_);
     if (path->kernel_ == nullptr || !path->slots_.plan(problem)) return nullptr;
   }
   path->pack(problem, weights);
@@ -205,7 +204,7 @@ void PlaneStrips::plan(const Problem& problem) {
 void DepthwisePlanePath::pack(const Problem& problem, const CanonicalWeights& weights) {
   const auto& d = problem.desc();
   const std::int64_t groups = (d.kernel_w + 3) / 4;
-  const std::int32_t entries = slots_.entries;
+  const std::int32_t entries = entries_;
   weights_.assign(static_cast<std::size_t>(out_channels_ * entries * parts_), 0);
   weight_sums_.assign(static_cast<std::size_t>(out_channels_), 0);
   for (std::int64_t o = 0; o < out_channels_; ++o) {
@@ -236,7 +235,7 @@ void DepthwisePlanePath::run(const RunContext& call, int threads) const {
   p.multiplier = multiplier_;
   p.slots = static_cast<std::int32_t>(slots_.slots.size());
   p.slot = slots_.slots.data();
-  p.entries = slots_.entries;
+  p.entries = entries_;
   p.entry = slots_.entries_of_slots.data();
   p.patterns = strips_.strips.empty() ? slots_.patterns.data() : strips_.patterns.data();
   p.strips = static_cast<std::int32_t>(strips_.strips.size());

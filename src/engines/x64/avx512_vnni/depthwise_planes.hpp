@@ -74,7 +74,7 @@ class DepthwisePlanePath {
   std::int64_t in_channels_ = 0, out_channels_ = 0, multiplier_ = 1;
   std::int64_t in_plane_ = 0, out_plane_ = 0, element_ = 1;
   std::int64_t stride_w_ = 1;
-  std::int32_t parts_ = 1;
+  std::int32_t entries_ = 0, parts_ = 1;  // per output channel: kernel rows × column groups
   bool flip_ = false;
   PlaneSlots slots_;    // slots mode
   PlaneStrips strips_;  // rows mode, where PlaneStrips::apply (then slots_ is empty)
