@@ -18,13 +18,14 @@ namespace {
 constexpr CpuFeatures kAvx512Vnni = kAvx512f | kAvx512bw | kAvx512vl | kAvx512dq | kAvx512vnni;
 
 // A GEMM engine whose depthwise problems (those avx512_vnni::depthwise_takes) run on the AVX-512
-// depthwise kernel, four taps per vpdpbusd, and whose first layers with NCHW tensors run on their
-// planes (avx512_vnni::with_dense_planes, around the GEMM engine's kernel); everything else is the
-// GEMM engine's. The packed form is the canonical weights for all of them, so files and
-// packing_version() are the GEMM engine's.
+// depthwise kernel, four taps per vpdpbusd, and, with `dense_planes`, whose first layers with NCHW
+// tensors run on their planes (avx512_vnni::with_dense_planes, around the GEMM engine's kernel);
+// everything else is the GEMM engine's. The packed form is the canonical weights for all of them,
+// so files and packing_version() are the GEMM engine's.
 class WithDepthwise final : public Engine {
  public:
-  explicit WithDepthwise(std::unique_ptr<Engine> gemm) : gemm_(std::move(gemm)) {}
+  WithDepthwise(std::unique_ptr<Engine> gemm, bool dense_planes)
+      : gemm_(std::move(gemm)), dense_planes_(dense_planes) {}
 
   std::string_view name() const override { return gemm_->name(); }
   std::string unsupported_reason(const Problem& problem) const override {
@@ -36,7 +37,9 @@ class WithDepthwise final : public Engine {
   std::unique_ptr<PreparedKernel> prepare(const Problem& problem,
                                           const CanonicalWeights& weights) const override {
     if (!avx512_vnni::depthwise_takes(problem)) {
-      return avx512_vnni::with_dense_planes(problem, weights, gemm_->prepare(problem, weights));
+      std::unique_ptr<PreparedKernel> gemm = gemm_->prepare(problem, weights);
+      if (!dense_planes_) return gemm;
+      return avx512_vnni::with_dense_planes(problem, weights, std::move(gemm));
     }
     return avx512_vnni::make_depthwise_kernel(problem, weights);
   }
@@ -44,6 +47,7 @@ class WithDepthwise final : public Engine {
                                          std::span<const std::byte> packed) const override {
     if (!avx512_vnni::depthwise_takes(problem)) {
       std::unique_ptr<PreparedKernel> gemm = gemm_->unpack(problem, packed);
+      if (!dense_planes_) return gemm;
       const CanonicalWeights weights = gemm->canonical_weights();
       return avx512_vnni::with_dense_planes(problem, weights, std::move(gemm));
     }
@@ -56,21 +60,25 @@ class WithDepthwise final : public Engine {
 
  private:
   std::unique_ptr<Engine> gemm_;
+  bool dense_planes_;
 };
 
 }  // namespace
 
 const Engine& avx512_vnni_engine() {
   static const WithDepthwise engine(
-      gemm::make_engine("avx512_vnni", kAvx512Vnni, avx512_vnni::kernel_set(), false));
+      gemm::make_engine("avx512_vnni", kAvx512Vnni, avx512_vnni::kernel_set(), false), true);
   return engine;
 }
 
 // The same kernels with AMX blocks (Intel Sapphire Rapids and later): the tiles multiply 16 x 16 x
-// 64 at once, 8 times the multiply-adds per cycle of vpdpbusd.
+// 64 at once, 8 times the multiply-adds per cycle of vpdpbusd. First layers stay on them with NCHW
+// tensors too (the planes' vpdpbusd were measured only against the vpdpbusd tiles).
 const Engine& avx512_amx_engine() {
-  static const WithDepthwise engine(gemm::make_engine(
-      "avx512_amx", kAvx512Vnni | kAmxTile | kAmxInt8, avx512_vnni::kernel_set(), true));
+  static const WithDepthwise engine(
+      gemm::make_engine("avx512_amx", kAvx512Vnni | kAmxTile | kAmxInt8, avx512_vnni::kernel_set(),
+                        true),
+      false);
   return engine;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The AVX-512 engines' convolution of few input channels with NCHW input and output (a network's
-// first layer): output planes cut into slots of pixels, pixels in lanes (DensePlanes in
+// The avx512_vnni engine's convolution of few input channels with NCHW input and output (a
+// network's first layer): output planes cut into slots of pixels, pixels in lanes (DensePlanes in
 // kernels.hpp, dense_plane_kernels.cpp), no transposes. It wraps the GEMM engine's kernel for the
 // same problem, whose packed form it keeps (so prepared-weights files do not change). Built for the
 // baseline ISA; the kernels run only on a CPU with AVX-512 VBMI.
