@@ -22,6 +22,19 @@ namespace {
 // for the stage's temporaries.
 constexpr int kGroup = 8;
 
+// Calls body(i) for i in [0, n): unrolled where kN > 0 fixes n (n is then kN), a plain loop
+// otherwise. An unroll pragma over a count known only at run time made clang build remainder copies
+// of every body: two minutes for this file in the sanitizer build, 5 s so.
+template <int kN, class Body>
+[[gnu::always_inline]] inline void repeat(int n, const Body& body) {
+  if constexpr (kN > 0) {
+#pragma GCC unroll 16
+    for (int i = 0; i < kN; ++i) body(i);
+  } else {
+    for (int i = 0; i < n; ++i) body(i);
+  }
+}
+
 // kChannels, kEntries, kParts > 0: that schedule fixed; 0: read from p (the permuted inputs then
 // live in a stack array). kWords: s32 output (the int32 scheme), else u8 or s8 bytes.
 template <SchemeKind K, bool kWords, bool kFlip, int kChannels, int kEntries, int kParts>
@@ -33,6 +46,7 @@ void run_dense(const DensePlanes& planes) {
   const int entries = kEntries > 0 ? kEntries : p.entries;
   const int parts = kParts > 0 ? kParts : p.parts;
   const int inputs = channels * entries;
+  constexpr int kInputs = kChannels * kEntries;
   const __m512i fill = _mm512_set1_epi8(static_cast<char>(p.zero_point));
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const StageView stage = *p.stage;
@@ -40,15 +54,14 @@ void run_dense(const DensePlanes& planes) {
   for (std::int32_t s = p.first_slot; s < p.end_slot; ++s) {
     const DepthwisePlaneEntry* e = p.entry + s * entries;
     __m512i x[kDensePlaneInputs];
-#pragma GCC unroll 12
-    for (int i = 0; i < inputs; ++i) {
+    repeat<kInputs>(inputs, [&](int i) {
       const int c = i / entries, t = i % entries;
       const __m512i pattern = _mm512_load_si512(p.patterns + e[t].pattern);
       // Masked to the plane: no byte past it is read (the last plane's may lie past the tensor).
       __m512i bytes = _mm512_maskz_loadu_epi8(e[t].mask, p.input + c * p.in_plane + e[t].base);
       if constexpr (kFlip) bytes = _mm512_xor_si512(bytes, flip);
       x[i] = _mm512_permutex2var_epi8(bytes, pattern, fill);
-    }
+    });
     const DepthwisePlaneSlot slot = p.slot[s];
     const auto lanes = static_cast<__mmask16>((std::uint32_t{1} << slot.count) - 1);
     // Output channels [o, o + kG): the sums, then each one's output stage and store.
@@ -61,17 +74,15 @@ void run_dense(const DensePlanes& planes) {
         const std::uint32_t start = minus_zx * static_cast<std::uint32_t>(p.weight_sums[o + g]);
         acc[g] = _mm512_set1_epi32(static_cast<std::int32_t>(start));
       }
-#pragma GCC unroll 12
-      for (int i = 0; i < inputs; ++i) {
+      repeat<kInputs>(inputs, [&](int i) {
 #pragma GCC unroll 8
         for (int g = 0; g < kG; ++g) {
           const std::int32_t* w = p.weights + ((o + g) * inputs + i) * parts;
-#pragma GCC unroll 3
-          for (int k = 0; k < parts; ++k) {
+          repeat<kParts>(parts, [&](int k) {
             acc[g] = _mm512_dpbusd_epi32(acc[g], x[i], _mm512_set1_epi32(w[k]));
-          }
+          });
         }
-      }
+      });
 #pragma GCC unroll 8
       for (int g = 0; g < kG; ++g) {
         const stage_lanes::Lanes at = stage_lanes::Lanes::load<K, true>(stage, o + g);
