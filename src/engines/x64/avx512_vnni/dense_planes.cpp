@@ -40,31 +40,7 @@ class DensePlanesKernel final : public PreparedKernel {
         flip_(flip) {}
 
   void pack(const Problem& problem, const CanonicalWeights& weights) {
-    const auto& d = problem.desc();
-    const std::int64_t groups = (d.kernel_w + 3) / 4, entries = slots_.entries;
-    weights_.assign(static_cast<std::size_t>(out_channels_ * in_channels_ * entries * parts_), 0);
-    weight_sums_.assign(static_cast<std::size_t>(out_channels_), 0);
-    for (std::int64_t o = 0; o < out_channels_; ++o) {
-      const std::int32_t zw = problem.weight_zero_point(o);
-      std::uint32_t sum = 0;  // modulo 2^32, as the sums wrap
-      for (std::int64_t c = 0; c < in_channels_; ++c) {
-        for (std::int64_t r = 0; r < d.kernel_h; ++r) {
-          for (std::int64_t s = 0; s < d.kernel_w; ++s) {
-            const std::int32_t v = weights.value(o, c, r, s) - zw;
-            sum += static_cast<std::uint32_t>(v);
-            const std::int64_t input = c * entries + r * groups + s / 4;
-            for (int k = 0; k < parts_; ++k) {
-              const auto byte = static_cast<std::uint8_t>(weight_part(v, k));
-              auto& word = weights_[static_cast<std::size_t>(
-                  ((o * in_channels_ * entries) + input) * parts_ + k)];
-              word = static_cast<std::int32_t>(static_cast<std::uint32_t>(word) |
-                                               (std::uint32_t{byte} << (8 * (s % 4))));
-            }
-          }
-        }
-      }
-      weight_sums_[static_cast<std::size_t>(o)] = static_cast<std::int32_t>(sum);
-    }
+    pack_plane_weights(problem, weights, in_channels_, parts_, weights_, weight_sums_);
   }
 
   void run(const RunContext& call) const override {

@@ -68,7 +68,7 @@ std::unique_ptr<DepthwisePlanePath> DepthwisePlanePath::plan(const Problem& prob
                                            path->entries_, path->parts_);
     if (path->kernel_ == nullptr || !path->slots_.plan(problem)) return nullptr;
   }
-  path->pack(problem, weights);
+  pack_plane_weights(problem, weights, 1, path->parts_, path->weights_, path->weight_sums_);
   return path;
 }
 
@@ -201,29 +201,32 @@ void PlaneStrips::plan(const Problem& problem) {
   }
 }
 
-void DepthwisePlanePath::pack(const Problem& problem, const CanonicalWeights& weights) {
+void pack_plane_weights(const Problem& problem, const CanonicalWeights& weights, int channels,
+                        int parts, std::vector<std::int32_t>& words,
+                        std::vector<std::int32_t>& sums) {
   const auto& d = problem.desc();
-  const std::int64_t groups = (d.kernel_w + 3) / 4;
-  const std::int32_t entries = entries_;
-  weights_.assign(static_cast<std::size_t>(out_channels_ * entries * parts_), 0);
-  weight_sums_.assign(static_cast<std::size_t>(out_channels_), 0);
-  for (std::int64_t o = 0; o < out_channels_; ++o) {
+  const std::int64_t groups = (d.kernel_w + 3) / 4, entries = d.kernel_h * groups;
+  words.assign(static_cast<std::size_t>(d.out_channels * channels * entries * parts), 0);
+  sums.assign(static_cast<std::size_t>(d.out_channels), 0);
+  for (std::int64_t o = 0; o < d.out_channels; ++o) {
     const std::int32_t zw = problem.weight_zero_point(o);
     std::uint32_t sum = 0;  // modulo 2^32, as the sums wrap
-    for (std::int64_t r = 0; r < d.kernel_h; ++r) {
-      for (std::int64_t s = 0; s < d.kernel_w; ++s) {
-        const std::int32_t v = weights.value(o, 0, r, s) - zw;
-        sum += static_cast<std::uint32_t>(v);
-        const std::int64_t e = r * groups + s / 4;
-        for (int k = 0; k < parts_; ++k) {
-          const auto byte = static_cast<std::uint8_t>(weight_part(v, k));
-          auto& word = weights_[static_cast<std::size_t>((o * entries + e) * parts_ + k)];
-          word = static_cast<std::int32_t>(static_cast<std::uint32_t>(word) |
-                                           (std::uint32_t{byte} << (8 * (s % 4))));
+    for (std::int64_t c = 0; c < channels; ++c) {
+      for (std::int64_t r = 0; r < d.kernel_h; ++r) {
+        for (std::int64_t s = 0; s < d.kernel_w; ++s) {
+          const std::int32_t v = weights.value(o, c, r, s) - zw;
+          sum += static_cast<std::uint32_t>(v);
+          const std::int64_t input = (o * channels + c) * entries + r * groups + s / 4;
+          for (int k = 0; k < parts; ++k) {
+            const auto byte = static_cast<std::uint8_t>(weight_part(v, k));
+            auto& word = words[static_cast<std::size_t>(input * parts + k)];
+            word = static_cast<std::int32_t>(static_cast<std::uint32_t>(word) |
+                                             (std::uint32_t{byte} << (8 * (s % 4))));
+          }
         }
       }
     }
-    weight_sums_[static_cast<std::size_t>(o)] = static_cast<std::int32_t>(sum);
+    sums[static_cast<std::size_t>(o)] = static_cast<std::int32_t>(sum);
   }
 }
 

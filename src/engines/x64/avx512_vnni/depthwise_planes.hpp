@@ -52,6 +52,14 @@ struct PlaneStrips {
   void plan(const Problem& problem);
 };
 
+// The plane kernels' weights: for output channel o, input plane c of `channels` (1 for depthwise)
+// and entry e (kernel row r, columns 4g .. 4g + 3), `parts` dwords at
+// words[((o·channels + c)·entries + e)·parts + k], byte s % 4 of dword k part k of w − zw
+// (weight_part); and sums[o] = Σ(w − zw) modulo 2^32.
+void pack_plane_weights(const Problem& problem, const CanonicalWeights& weights, int channels,
+                        int parts, std::vector<std::int32_t>& words,
+                        std::vector<std::int32_t>& sums);
+
 class DepthwisePlanePath {
  public:
   // The path for `problem`, or null where it does not apply: a transposed layer, NHWC on either
@@ -69,7 +77,6 @@ class DepthwisePlanePath {
 
  private:
   DepthwisePlanePath() = default;
-  void pack(const Problem& problem, const CanonicalWeights& weights);
 
   std::int64_t in_channels_ = 0, out_channels_ = 0, multiplier_ = 1;
   std::int64_t in_plane_ = 0, out_plane_ = 0, element_ = 1;
