@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/row_stores.hpp"
 #include "engines/x64/avx512_vnni/stage_lanes.hpp"
 
 namespace qconv::detail::avx512_vnni {
@@ -93,11 +94,7 @@ template <SchemeKind K, bool kWords, bool kFlip, int kEntries, int kParts, int k
       // Every scheme clamps to [lo, hi] here: the narrowing to bytes then truncates exactly.
       const __m512i r = stage_lanes::apply<K>(acc[j], at[j], stage, false);
       const std::int64_t first = (o + j) * p.out_plane + slot.first;
-      if constexpr (kWords) {
-        _mm512_mask_storeu_epi32(static_cast<std::int32_t*>(p.output) + first, lanes, r);
-      } else {
-        _mm512_mask_cvtepi32_storeu_epi8(static_cast<std::uint8_t*>(p.output) + first, lanes, r);
-      }
+      row_stores::store_lanes<kWords>(p.output, first, lanes, r);
     }
   };
   __m512i previous[kPlanes];
@@ -192,12 +189,7 @@ template <SchemeKind K, bool kWords, bool kFlip, int kParts, int kPlanes>
           // Every scheme clamps to [lo, hi] here: the narrowing to bytes then truncates exactly.
           const __m512i r = stage_lanes::apply<K>(acc[kDone][j], at[j], stage, false);
           const std::int64_t first = (o + j) * p.out_plane + done * p.out_width + strip.first;
-          if constexpr (kWords) {
-            _mm512_mask_storeu_epi32(static_cast<std::int32_t*>(p.output) + first, lanes, r);
-          } else {
-            _mm512_mask_cvtepi32_storeu_epi8(static_cast<std::uint8_t*>(p.output) + first, lanes,
-                                             r);
-          }
+          row_stores::store_lanes<kWords>(p.output, first, lanes, r);
         }
       }
 #pragma GCC unroll 8

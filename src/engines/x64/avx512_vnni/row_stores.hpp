@@ -2,7 +2,8 @@
 // One output pixel's row of a register tile, through the output stage (stage_lanes.hpp), narrowed
 // to the output dtype and stored: shared by the tile epilogues, which read the sums back from
 // memory (epilogue_kernels.cpp), and the flat runs, which take them straight from the accumulator
-// registers (flat_run_kernels.cpp). Only for files built with AVX-512 flags (see kernels.hpp).
+// registers (flat_run_kernels.cpp); and a vector of one channel's pixels, stored by the NCHW
+// plane kernels. Only for files built with AVX-512 flags (see kernels.hpp).
 #pragma once
 
 #include <immintrin.h>
@@ -16,6 +17,18 @@ namespace qconv::detail::avx512_vnni::row_stores {
 inline __mmask16 channel_mask(std::int32_t channels, int vector) {
   const std::int32_t n = channels - vector * 16;
   return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// Lanes `lanes` of r (a vector of pixels of one output channel, through the output stage and
+// clamped to the output's range) at element `first` of `output`: s32 words where kWords, else
+// bytes, which the clamp makes a plain truncation (the NCHW plane kernels).
+template <bool kWords>
+inline void store_lanes(void* output, std::int64_t first, __mmask16 lanes, __m512i r) {
+  if constexpr (kWords) {
+    _mm512_mask_storeu_epi32(static_cast<std::int32_t*>(output) + first, lanes, r);
+  } else {
+    _mm512_mask_cvtepi32_storeu_epi8(static_cast<std::uint8_t*>(output) + first, lanes, r);
+  }
 }
 
 // Whether the output's narrowing to D saturates below at lo (lo is the dtype's minimum and zy ≥ 0):
