@@ -45,6 +45,11 @@ class ByteSource {
   std::size_t at_ = 0;
 };
 
+// A large case's bounds: its input elements, and its multiply-adds (the reference engine computes
+// them on every input the fuzzer tries, instrumented).
+constexpr std::size_t kLargeElements = std::size_t{1} << 18;
+constexpr std::int64_t kLargeMacs = std::int64_t{1} << 20;
+
 // A size that is valid (in [lo, hi]) or, in wild mode now and then, 0 or negative.
 std::int64_t size(ByteSource& in, bool wild, std::int64_t lo, std::int64_t hi) {
   const std::uint8_t b = in.byte();
@@ -76,16 +81,8 @@ std::size_t small_count(const Shape& shape, std::size_t limit) {
   return n;
 }
 
-}  // namespace
-
-FuzzCase decode_case(std::span<const std::uint8_t> bytes) {
-  ByteSource in(bytes);
-  FuzzCase c;
-  c.wild = in.byte() % 4 == 0;
-  const bool wild = c.wild;
-  ProblemDesc& d = c.desc;
-
-  d.op = in.pick({OpKind::conv2d, OpKind::conv2d_transpose});
+// Few channels and pixels (sizes may break the rules in wild mode): cheap to check, so most inputs.
+void small_geometry(ByteSource& in, bool wild, ProblemDesc& d) {
   d.batch = size(in, wild, 1, 2);
   d.groups = size(in, wild, 1, 3);
   const std::int64_t in_per_group = size(in, wild, 1, 4);
@@ -104,6 +101,66 @@ FuzzCase decode_case(std::span<const std::uint8_t> bytes) {
   d.pad_bottom = size(in, wild, 0, 3);
   d.pad_left = size(in, wild, 0, 3);
   d.pad_right = size(in, wild, 0, 3);
+}
+
+// Larger problems (up to kLargeElements input elements and kLargeMacs multiply-adds): whole
+// 64-channel blocks and GEMM tiles, depthwise and dense layers with many channels, rows wide enough
+// for the NCHW planes' rows mode, and enough work for a kernel to take two threads.
+void large_geometry(ByteSource& in, ProblemDesc& d) {
+  d.batch = in.range(1, 2);
+  switch (in.byte() % 3) {
+    case 0:  // depthwise, with a channel multiplier of 1 or 2
+      d.groups = in.range(1, 96);
+      d.in_channels = d.groups;
+      d.out_channels = d.groups * in.range(1, 2);
+      break;
+    case 1:  // dense
+      d.groups = 1;
+      d.in_channels = in.range(1, 80);
+      d.out_channels = in.range(1, 160);
+      break;
+    default:  // grouped
+      d.groups = in.range(2, 40);
+      d.in_channels = d.groups * in.range(1, 16);
+      d.out_channels = d.groups * in.range(1, 16);
+  }
+  d.in_height = in.range(1, 160);
+  d.in_width = in.range(1, 160);
+  d.kernel_h = in.pick<std::int64_t>({1, 3, 3, 2, 4, 5, 7, 1});
+  d.kernel_w = in.pick<std::int64_t>({1, 3, 3, 2, 4, 5, 7, 1});
+  d.stride_h = in.pick<std::int64_t>({1, 1, 2, 2, 3, 4});
+  d.stride_w = in.pick<std::int64_t>({1, 1, 2, 2, 3, 4});
+  d.dilation_h = in.pick<std::int64_t>({1, 1, 1, 2, 3});
+  d.dilation_w = in.pick<std::int64_t>({1, 1, 1, 2, 3});
+  d.pad_top = in.pick<std::int64_t>({0, 0, 1, 2, 3});
+  d.pad_bottom = in.pick<std::int64_t>({0, 0, 1, 2, 3});
+  d.pad_left = in.pick<std::int64_t>({0, 0, 1, 2, 3});
+  d.pad_right = in.pick<std::int64_t>({0, 0, 1, 2, 3});
+}
+
+}  // namespace
+
+std::int64_t multiply_adds(const Problem& p) {
+  const auto& d = p.desc();
+  return d.batch * d.out_channels * p.out_height() * p.out_width() * p.in_channels_per_group() *
+         d.kernel_h * d.kernel_w;
+}
+
+FuzzCase decode_case(std::span<const std::uint8_t> bytes) {
+  ByteSource in(bytes);
+  FuzzCase c;
+  const std::uint8_t mode = in.byte();
+  c.wild = mode % 4 == 0;
+  c.large = mode % 8 == 3;
+  const bool wild = c.wild;
+  ProblemDesc& d = c.desc;
+
+  d.op = in.pick({OpKind::conv2d, OpKind::conv2d_transpose});
+  if (c.large) {
+    large_geometry(in, d);
+  } else {
+    small_geometry(in, wild, d);
+  }
   if (d.op == OpKind::conv2d_transpose) {
     // Valid below max(stride, dilation); wild mode also tries that bound itself.
     // (Wild strides and dilations may be 0 or negative: the range stays at least [0, 0].)
@@ -143,8 +200,12 @@ FuzzCase decode_case(std::span<const std::uint8_t> bytes) {
   d.weight_scale.clear();
   d.weight_zero_point.clear();
   for (std::size_t o = 0; o < channels; ++o) d.weight_scale.push_back(scale(in, wild));
+  // Half the large cases have symmetric weights (0 for s8, 128 for u8), the paths some layers
+  // take only then; elsewhere a random byte makes a zero point of exactly that value rare.
+  const bool symmetric = c.large && in.byte() % 2 == 0;
   for (std::size_t o = 0; o < channels; ++o) {
-    d.weight_zero_point.push_back(zero_point(in, wild, d.weight_dtype));
+    d.weight_zero_point.push_back(symmetric ? (d.weight_dtype == DType::u8 ? 128 : 0)
+                                            : zero_point(in, wild, d.weight_dtype));
   }
   d.output_scale = scale(in, wild);
   d.output_zero_point =
@@ -189,8 +250,10 @@ FuzzCase decode_case(std::span<const std::uint8_t> bytes) {
                                                : static_cast<std::int8_t>(b) * 0.5f);
       c.bias_s32.push_back(wild || b % 8 == 0 ? in.raw32() : static_cast<std::int8_t>(b) * 1000);
     }
-    c.weights = in.fill(small_count(problem.weight_shape(), 1 << 16));
-    c.input = in.fill(small_count(c.input_shape, 1 << 16));
+    if (c.large && multiply_adds(problem) > kLargeMacs) return c;  // the reference: too long
+    const std::size_t limit = c.large ? kLargeElements : 1 << 16;
+    c.weights = in.fill(small_count(problem.weight_shape(), limit));
+    c.input = in.fill(small_count(c.input_shape, limit));
   } catch (const Error&) {
     // The problem is invalid: the fuzzer only checks that it is refused.
   }

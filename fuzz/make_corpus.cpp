@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writes the fuzzers' seed corpora (fuzz/corpus/problem, fuzz/corpus/load), deterministically:
 //   make_corpus <corpus directory>
-// problem/: one valid, runnable case per output scheme, found by decoding seeded random bytes.
+// problem/: one valid, runnable case per output scheme, found by decoding seeded random bytes, and
+// one large case per path of path_seeds.hpp (path-<name>.bin; on a CPU with the avx512_vnni engine
+// and AVX-512 VBMI, else those are left as they are).
 // load/: prepared-weights files of a few of those cases, each after the load fuzzer's steering
 // byte.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +15,7 @@
 #include <string>
 
 #include "fuzz_case.hpp"
+#include "path_seeds.hpp"
 #include "qconv/error.hpp"
 #include "qconv/plan.hpp"
 #include "qconv/serialize.hpp"
@@ -46,6 +50,43 @@ std::optional<Plan> runnable(const fuzz::FuzzCase& c) {
   }
 }
 
+// Large cases (first byte 3) until each path of kPathSeeds has a runnable seed; writes them and
+// returns how many it wrote (0 where this CPU cannot run those paths).
+int write_path_seeds(const std::filesystem::path& dir, std::mt19937& rng) {
+  const PrepareOptions avx512{"avx512_vnni"};
+  const auto all = engines();
+  if (std::none_of(all.begin(), all.end(),
+                   [&](const EngineInfo& e) { return e.name == avx512.engine && e.available; })) {
+    return 0;
+  }
+  int written = 0;
+  for (const fuzz::PathSeed& seed : fuzz::kPathSeeds) {
+    bool done = false;
+    for (int attempt = 0; attempt < 2000000 && !done; ++attempt) {
+      std::vector<std::uint8_t> bytes(48 + rng() % 200);
+      for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+      bytes[0] = 3;
+      const fuzz::FuzzCase c = fuzz::decode_case(bytes);
+      if (c.weights.empty() || c.input.empty()) continue;
+      try {  // the path first (preparation only), then whether the call runs
+        const Problem p(c.desc);
+        const Plan plan = Plan::prepare(p,
+                                        {c.weights.data(), c.weights.size(), c.desc.weight_dtype,
+                                         c.desc.weight_layout, p.weight_shape()},
+                                        avx512);
+        if (!fuzz::seeds(seed, c, plan.describe()) || !runnable(c)) continue;
+      } catch (const Error&) {
+        continue;
+      }
+      write(dir / (std::string("path-") + seed.name + ".bin"), bytes.data(), bytes.size());
+      done = true;
+      ++written;
+    }
+    if (!done) std::fprintf(stderr, "no seed found for path %s\n", seed.name);
+  }
+  return written;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,6 +108,7 @@ int main(int argc, char** argv) {
     if (found.count(scheme) != 0) continue;
     if (auto plan = runnable(c)) found.emplace(scheme, std::make_pair(bytes, std::move(*plan)));
   }
+  const int paths = write_path_seeds(root / "problem", rng);
   int load_files = 0;
   for (const auto& [scheme, entry] : found) {
     const auto& [bytes, plan] = entry;
@@ -81,7 +123,7 @@ int main(int argc, char** argv) {
       ++load_files;
     }
   }
-  std::printf("%zu problem seeds, %d load seeds in %s\n", found.size(), load_files,
-              root.string().c_str());
-  return found.size() == 9 ? 0 : 1;
+  std::printf("%zu problem seeds, %d path seeds, %d load seeds in %s\n", found.size(), paths,
+              load_files, root.string().c_str());
+  return found.size() == 9 && (paths == 0 || paths == std::size(fuzz::kPathSeeds)) ? 0 : 1;
 }

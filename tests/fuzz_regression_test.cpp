@@ -4,12 +4,18 @@
 // libFuzzer wrote it; the fix that made it pass is in the history of the file it names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "checks.hpp"
+#include "core/cpu_features.hpp"
+#include "fuzz_case.hpp"
+#include "path_seeds.hpp"
+#include "qconv/plan.hpp"
 
 namespace {
 
@@ -63,6 +69,38 @@ TEST(FuzzRegression, SeedCorporaReachTheComparisonsAndPass) {
     EXPECT_NO_THROW(loaded = qconv::fuzz::check_load_input(read(file))) << file;
     EXPECT_TRUE(loaded) << file << " was refused";
   }
+}
+
+// The paths only large cases reach (path_seeds.hpp) each have a seed the fuzzer starts from, which
+// SeedCorporaReachTheComparisonsAndPass runs; here each still takes its path on this CPU.
+TEST(FuzzRegression, PathSeedsStillTakeTheirPaths) {
+  using namespace qconv;
+  const auto all = engines();
+  if (std::none_of(all.begin(), all.end(),
+                   [](const EngineInfo& e) { return e.name == "avx512_vnni" && e.available; })) {
+    GTEST_SKIP() << "the paths are the avx512_vnni engine's, which this CPU cannot run";
+  }
+  const bool vbmi = (detail::host_cpu_features() & detail::kAvx512vbmi) != 0;
+  int checked = 0;
+  for (const fuzz::PathSeed& seed : fuzz::kPathSeeds) {
+    if (seed.needs_vbmi && !vbmi) continue;
+    const auto file = std::filesystem::path(QCONV_FUZZ_DIR) / "corpus" / "problem" /
+                      (std::string("path-") + seed.name + ".bin");
+    ASSERT_TRUE(std::filesystem::exists(file)) << file << ": run make_corpus";
+    const fuzz::FuzzCase c = fuzz::decode_case(read(file));
+    ASSERT_TRUE(c.large) << file;
+    ASSERT_FALSE(c.weights.empty() || c.input.empty()) << file;
+    const Problem p(c.desc);
+    const Plan plan = Plan::prepare(p,
+                                    {c.weights.data(), c.weights.size(), c.desc.weight_dtype,
+                                     c.desc.weight_layout, p.weight_shape()},
+                                    {"avx512_vnni"});
+    EXPECT_TRUE(fuzz::seeds(seed, c, plan.describe()))
+        << file << " no longer takes the path that names it (\"" << seed.describes
+        << "\"): regenerate the corpus with make_corpus\n  " << plan.describe();
+    ++checked;
+  }
+  if (!vbmi) GTEST_SKIP() << checked << " seeds checked; the NCHW plane paths need avx512vbmi";
 }
 
 }  // namespace

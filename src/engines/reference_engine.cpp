@@ -71,23 +71,22 @@ class ReferenceKernel final : public PreparedKernel {
 
     for (std::int64_t y = 0; y < p.out_height(); ++y) {
       for (std::int64_t x = 0; x < p.out_width(); ++x) {
-        std::int64_t acc = 0;
-        for (std::int64_t c = 0; c < ipg; ++c) {
-          for (std::int64_t r = 0; r < d.kernel_h; ++r) {
-            std::int64_t h = 0;
-            if (!input_index(p.transposed(), y, r, d.stride_h, d.dilation_h, d.pad_top, d.in_height,
-                             h)) {
-              continue;
+        std::int64_t acc = 0;  // exact: the order of the sum does not matter
+        for (std::int64_t r = 0; r < d.kernel_h; ++r) {
+          std::int64_t h = 0;
+          if (!input_index(p.transposed(), y, r, d.stride_h, d.dilation_h, d.pad_top, d.in_height,
+                           h)) {
+            continue;
+          }
+          for (std::int64_t s = 0; s < d.kernel_w; ++s) {
+            std::int64_t w = 0;
+            if (!input_index(p.transposed(), x, s, d.stride_w, d.dilation_w, d.pad_left, d.in_width,
+                             w)) {
+              continue;  // padding: X̂ = zx, so (X̂ − zx) = 0
             }
-            for (std::int64_t s = 0; s < d.kernel_w; ++s) {
-              std::int64_t w = 0;
-              if (!input_index(p.transposed(), x, s, d.stride_w, d.dilation_w, d.pad_left,
-                               d.in_width, w)) {
-                continue;  // padding: X̂ = zx, so (X̂ − zx) = 0
-              }
-              const std::int64_t at =
-                  n * in.n + (first_input_channel + c) * in.c + h * in.h + w * in.w;
-              const std::int64_t xv = load(ctx.input, d.input_dtype, at) - zx;
+            const std::int64_t pixel = n * in.n + first_input_channel * in.c + h * in.h + w * in.w;
+            for (std::int64_t c = 0; c < ipg; ++c) {
+              const std::int64_t xv = load(ctx.input, d.input_dtype, pixel + c * in.c) - zx;
               const std::int64_t wv = weights_.value(o, c, r, s) - zw;
               acc += xv * wv;
             }
