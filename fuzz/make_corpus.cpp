@@ -2,8 +2,8 @@
 // Writes the fuzzers' seed corpora (fuzz/corpus/problem, fuzz/corpus/load), deterministically:
 //   make_corpus <corpus directory>
 // problem/: one valid, runnable case per output scheme, found by decoding seeded random bytes, and
-// one large case per path of path_seeds.hpp (path-<name>.bin; on a CPU with the avx512_vnni engine
-// and AVX-512 VBMI, else those are left as they are).
+// one large case per path of path_seeds.hpp (path-<name>.bin: on a CPU with the avx512_vnni engine,
+// else left as they are; without AVX-512 VBMI the NCHW planes' seeds are not found, as it says).
 // load/: prepared-weights files of a few of those cases, each after the load fuzzer's steering
 // byte.
 #include <algorithm>
