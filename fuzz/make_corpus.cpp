@@ -30,14 +30,18 @@ void write(const std::filesystem::path& path, const void* data, std::size_t size
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
-// The prepared plan of a case that is valid and runs without error, or nothing.
+// The reference engine's prepared plan of a case that is valid and runs without error, or nothing.
+// The reference engine's: a file of it loads on every CPU, with or without the original weights (a
+// fast engine's file without them loads only where that engine runs).
 std::optional<Plan> runnable(const fuzz::FuzzCase& c) {
   if (c.wild || c.weights.empty() || c.input.empty()) return std::nullopt;
   try {
     const Problem p(c.desc);
     if (c.input_shape != p.input_shape()) return std::nullopt;
-    Plan plan = Plan::prepare(p, {c.weights.data(), c.weights.size(), c.desc.weight_dtype,
-                                  c.desc.weight_layout, p.weight_shape()});
+    Plan plan = Plan::prepare(p,
+                              {c.weights.data(), c.weights.size(), c.desc.weight_dtype,
+                               c.desc.weight_layout, p.weight_shape()},
+                              {"reference"});
     BiasView bias;
     if (c.desc.has_bias && takes_float_bias(c.desc.scheme.kind)) bias = std::span(c.bias_f32);
     if (c.desc.has_bias && !takes_float_bias(c.desc.scheme.kind)) bias = std::span(c.bias_s32);
