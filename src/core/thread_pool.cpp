@@ -170,7 +170,7 @@ void ThreadPool::run(int threads, std::int64_t count, Body body, const void* con
   shared_calls_.fetch_add(1, std::memory_order_relaxed);
 
   // A few chunks per thread, so that a thread delayed by another caller's work holds up little.
-  const std::int64_t chunks = std::min(count, parallelism * 4);
+  const std::int64_t chunks = std::min(count, parallelism * kChunksPerThread);
   const int helpers = static_cast<int>(std::min(parallelism, chunks) - 1);
   Job job{.body = body,
           .context = context,
@@ -280,7 +280,7 @@ void run_on_host_pool(pthreadpool_t pool, std::int64_t count, ThreadPool::Body b
     return;
   }
   // A few tiles per thread, as ThreadPool::run cuts its chunks.
-  const std::int64_t tiles = std::min(count, threads * 4);
+  const std::int64_t tiles = std::min(count, threads * ThreadPool::kChunksPerThread);
   const std::int64_t tile = (count + tiles - 1) / tiles;
   HostJob job{.body = body, .context = context, .count = count};
   job.published.store(true, std::memory_order_release);

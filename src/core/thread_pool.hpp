@@ -55,6 +55,10 @@ class ThreadPool {
   // Calls that handed work to the workers so far (for tests: a call on a host pool adds none).
   std::int64_t shared_calls() const { return shared_calls_.load(std::memory_order_relaxed); }
 
+  // Chunks a call is cut into per thread taking part (fewer where count is smaller): the first
+  // thread's home range is chunks [0, kChunksPerThread), and so on (see thread_pool.cpp).
+  static constexpr int kChunksPerThread = 4;
+
   // More threads than this are never started; larger requests share them.
   static constexpr int kMaxWorkers = 255;
 

@@ -16,6 +16,7 @@ namespace {
 // Pixels per task of an NCHW <-> NHWC transpose, and about the pixels of a block of NCHW input
 // rows made NHWC for a copy.
 constexpr std::int64_t kTransposeChunk = 256;
+constexpr std::int64_t kLeastBlockPixels = 64;
 
 void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes, bool flip_sign) {
   if (!flip_sign) {
@@ -51,24 +52,64 @@ std::int64_t pixel_bytes(const ActivationCopy& in) {
 
 // The blocks of NCHW rows made NHWC by NhwcRows, for the bodies of one copy's parallel_for: a
 // slot for each body that may run at once (WorkerScratch), in the calling thread's scratch slot 6.
+// A block is a few hundred pixels of consecutive rows (one transpose over them all, even where
+// rows are short), and fewer rows where that leaves the threads too few blocks to share, but not
+// fewer than kLeastBlockPixels.
 class NhwcBlocks {
  public:
   explicit NhwcBlocks(const ActivationCopy& in)
-      : rows_(in.nchw ? std::clamp<std::int64_t>(kTransposeChunk / in.width, 1, in.height) : 0),
+      : slots_(in.nchw ? parallel_participants(in.threads) : 0),
+        rows_(in.nchw ? block_rows(in, slots_) : 0),
         slot_bytes_(static_cast<std::size_t>(rows_ * in.width * in.channels)),
-        slots_(in.nchw ? parallel_participants(in.threads) : 0),
         scratch_(in.nchw ? thread_scratch(WorkerScratch::bytes(slot_bytes_, slots_), 6) : nullptr,
                  slot_bytes_, slots_) {}
 
   std::int64_t rows() const { return rows_; }
+  // Blocks per image (each a task of for_input_blocks).
+  std::int64_t per_image(const ActivationCopy& in) const { return (in.height + rows_ - 1) / rows_; }
   WorkerScratch& scratch() { return scratch_; }
 
  private:
+  static std::int64_t block_rows(const ActivationCopy& in, int participants) {
+    const std::int64_t shared = (in.height + 2 * participants - 1) / (2 * participants);
+    const std::int64_t least = (kLeastBlockPixels + in.width - 1) / in.width;
+    return std::clamp<std::int64_t>(std::max(std::min(kTransposeChunk / in.width, shared), least),
+                                    1, in.height);
+  }
+
+  int slots_;
   std::int64_t rows_;
   std::size_t slot_bytes_;
-  int slots_;
   WorkerScratch scratch_;
 };
+
+// parallel_for over the `out_rows` rows per image (of `in.batch` images) of a copy, body(begin,
+// end) getting a range of them. For an NHWC input, any split. For an NCHW one, a task per block of
+// input rows (`blocks`), with the output rows from first_row(k) to first_row(k + 1) (0 for k = 0,
+// out_rows for the last), those that read block k's rows: so each block is transposed once (split
+// by output rows, a task shorter than a block transposed the whole block for its few rows, and
+// the tasks of two threads each did so: a layer's copy took longer on two threads than on one).
+template <class FirstRow, class Body>
+void for_input_blocks(const ActivationCopy& in, const NhwcBlocks& blocks, std::int64_t out_rows,
+                      const FirstRow& first_row, const Body& body) {
+  if (!in.nchw) {
+    parallel_for(in.threads, in.batch * out_rows, body);
+    return;
+  }
+  const std::int64_t per_image = blocks.per_image(in);
+  const auto row_of = [&](std::int64_t k) {
+    if (k == 0) return std::int64_t{0};
+    if (k == per_image) return out_rows;
+    return std::clamp<std::int64_t>(first_row(k * blocks.rows()), 0, out_rows);
+  };
+  parallel_for(in.threads, in.batch * per_image, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t task = begin; task < end; ++task) {
+      const std::int64_t n = task / per_image, k = task % per_image;
+      const std::int64_t first = row_of(k), last = row_of(k + 1);
+      if (first < last) body(n * out_rows + first, n * out_rows + last);
+    }
+  });
+}
 
 // The input's rows as NHWC, for one task of a copy: an NHWC input's own, an NCHW input's made
 // NHWC a block of consecutive rows at a time (a few hundred pixels: one transpose over them all,
@@ -119,7 +160,9 @@ const std::uint8_t* placed_copy(const ActivationCopy& in, std::int64_t grid_heig
   const std::int64_t end_w =
       std::min(in.width, grid_width - left <= 0 ? 0 : (grid_width - left - 1) / stride_w + 1);
   NhwcBlocks blocks(in);
-  parallel_for(in.threads, in.batch * grid_height, [&](std::int64_t begin, std::int64_t end) {
+  // Input row i lands on grid row i·stride_h + top.
+  const auto first_row = [&](std::int64_t i) { return i * stride_h + top; };
+  for_input_blocks(in, blocks, grid_height, first_row, [&](std::int64_t begin, std::int64_t end) {
     NhwcRows rows(in, blocks);
     for (std::int64_t row = begin; row < end; ++row) {
       const std::int64_t n = row / grid_height, j = row % grid_height - top;
@@ -158,7 +201,9 @@ const std::uint8_t* dense_copy(const ActivationCopy& in, std::int64_t out_height
   std::uint8_t* out =
       thread_scratch(static_cast<std::size_t>(in.batch * out_height * out_width * p), 0);
   NhwcBlocks blocks(in);
-  parallel_for(in.threads, in.batch * out_height, [&](std::int64_t begin, std::int64_t end) {
+  // Output row y reads input row y·stride_h.
+  const auto first_row = [&](std::int64_t i) { return (i + stride_h - 1) / stride_h; };
+  for_input_blocks(in, blocks, out_height, first_row, [&](std::int64_t begin, std::int64_t end) {
     NhwcRows rows(in, blocks);
     for (std::int64_t row = begin; row < end; ++row) {
       const std::int64_t n = row / out_height, y = row % out_height;
@@ -177,7 +222,8 @@ const std::uint8_t* plain_copy(const ActivationCopy& in) {
   const std::int64_t row_bytes = in.width * in.channels, rows = in.batch * in.height;
   std::uint8_t* out = thread_scratch(static_cast<std::size_t>(rows * row_bytes), 0);
   NhwcBlocks blocks(in);
-  parallel_for(in.threads, rows, [&](std::int64_t begin, std::int64_t end) {
+  const auto first_row = [](std::int64_t i) { return i; };
+  for_input_blocks(in, blocks, in.height, first_row, [&](std::int64_t begin, std::int64_t end) {
     if (!in.nchw) {  // one run
       copy_bytes(out + begin * row_bytes, in.data + begin * row_bytes, (end - begin) * row_bytes,
                  in.flip_sign);
@@ -192,16 +238,42 @@ const std::uint8_t* plain_copy(const ActivationCopy& in) {
   return out;
 }
 
+namespace {
+
+// The tasks of a whole-tensor transpose over `pixels` pixels per image, each at most
+// kTransposeChunk pixels. Where there are enough of them for every thread, as many as the pool
+// cuts chunks (a multiple of ThreadPool::kChunksPerThread per thread), of (nearly) equal length:
+// each thread's share is then the same run of pixels as its share of the tiles' parallel_for,
+// which splits the pixels in the same proportions, and a thread reads the pixels it wrote itself
+// (read from the other core's cache, 400 KB came in 12 µs rather than 3). A smaller image stays
+// in tasks of kTransposeChunk, which blocks of fewer pixels transpose slower than it saves.
+struct TransposeTasks {
+  std::int64_t per_image;
+
+  TransposeTasks(std::int64_t pixels, int threads) {
+    const std::int64_t participants = parallel_participants(threads);
+    per_image = (pixels + kTransposeChunk - 1) / kTransposeChunk;
+    if (per_image < 2 * participants) return;
+    const std::int64_t share = participants * ThreadPool::kChunksPerThread;
+    per_image = (per_image + share - 1) / share * share;
+  }
+  // The first pixel of task k of an image of `pixels` (and past the last, k = per_image).
+  std::int64_t first(std::int64_t k, std::int64_t pixels) const { return pixels * k / per_image; }
+};
+
+}  // namespace
+
 const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
                                    std::int64_t channels, std::int64_t height, std::int64_t width,
                                    int threads) {
   const std::int64_t pixels = height * width, c = channels;
   std::uint8_t* out = thread_scratch(static_cast<std::size_t>(batch * pixels * c), 1);
-  const std::int64_t chunks = (pixels + kTransposeChunk - 1) / kTransposeChunk;
+  const TransposeTasks tasks(pixels, threads);
+  const std::int64_t chunks = tasks.per_image;
   parallel_for(threads, batch * chunks, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t task = begin; task < end; ++task) {
-      const std::int64_t n = task / chunks, first = task % chunks * kTransposeChunk;
-      const std::int64_t count = std::min(kTransposeChunk, pixels - first);
+      const std::int64_t n = task / chunks, first = tasks.first(task % chunks, pixels);
+      const std::int64_t count = tasks.first(task % chunks + 1, pixels) - first;
       // Image n is a [channels][pixels] matrix; its transpose is the NHWC image.
       transpose_bytes(nchw + n * c * pixels + first, pixels, out + (n * pixels + first) * c, c, c,
                       count);
@@ -214,14 +286,13 @@ void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64
                     std::int64_t pixels, std::size_t element, int threads) {
   const auto* in = static_cast<const std::byte*>(nhwc);
   auto* out = static_cast<std::byte*>(nchw);
-  const std::int64_t chunks = (pixels + kTransposeChunk - 1) / kTransposeChunk;
+  const auto at = [&](std::int64_t values) { return static_cast<std::size_t>(values) * element; };
+  const TransposeTasks tasks(pixels, threads);
+  const std::int64_t chunks = tasks.per_image;
   parallel_for(threads, batch * chunks, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t task = begin; task < end; ++task) {
-      const std::int64_t n = task / chunks, first = task % chunks * kTransposeChunk;
-      const std::int64_t count = std::min(kTransposeChunk, pixels - first);
-      const auto at = [&](std::int64_t values) {
-        return static_cast<std::size_t>(values) * element;
-      };
+      const std::int64_t n = task / chunks, first = tasks.first(task % chunks, pixels);
+      const std::int64_t count = tasks.first(task % chunks + 1, pixels) - first;
       // Image n is a [pixels][channels] matrix; its transpose is the NCHW image.
       transpose_values(in + at((n * pixels + first) * channels), channels,
                        out + at(n * channels * pixels + first), pixels, count, channels, element);
