@@ -877,6 +877,40 @@ TEST_P(EngineConformance, NchwInputAndOutputAloneOrTogether) {
   }
 }
 
+// One plan run on one NCHW input, then another: the rows an engine makes NHWC in its bodies'
+// scratch as the tiles need them (a 3x3 layer's output rows, a grouped layer's pixel tiles) are
+// never taken from the call before, on 1 and 2 threads.
+TEST_P(EngineConformance, NchwInputChangesBetweenCalls) {
+  Rng rng(37);
+  const LayoutShape shapes[] = {
+      {64, 64, 9, 13, 3, 1, 1, 1, 1, false},
+      {64, 64, 12, 10, 3, 2, 1, 2, 8, false},
+  };
+  for (const LayoutShape& s : shapes) {
+    for (const int threads : {1, 2}) {
+      RandomCase first =
+          fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch, s.groups, true);
+      first.desc.input_layout = Layout::NCHW;
+      first = test::random_case_for(rng, first.desc);
+      RandomCase second = first;
+      const RandomCase other = test::random_case_for(rng, first.desc);
+      second.input = other.input;
+      second.input_bytes = other.input_bytes;
+      ASSERT_NE(first.input_bytes, second.input_bytes);
+      const Problem problem(first.desc);
+      std::string failure;
+      if (!agrees(GetParam(), first, threads, &failure)) GTEST_SKIP() << "declined";
+      const Plan fast = Plan::prepare(problem, first.weight_view(), PrepareOptions{GetParam()});
+      const Plan reference =
+          Plan::prepare(problem, first.weight_view(), PrepareOptions{"reference"});
+      for (const RandomCase* rc : {&first, &second, &first}) {
+        EXPECT_EQ(run(*rc, fast, threads), run(*rc, reference, 1))
+            << problem.summary() << " on " << fast.describe() << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
 // Groups of 8, 16 and 32 channels run on AMX merged into block-diagonal groups of 64: a file of
 // such a plan holds the grouped problem's weights, and loads into a plan computing the same bits.
 TEST_P(EngineConformance, MergedGroupsRoundTripThroughAFile) {

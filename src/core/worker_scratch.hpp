@@ -40,16 +40,23 @@ class WorkerScratch {
   WorkerScratch(const WorkerScratch&) = delete;
   WorkerScratch& operator=(const WorkerScratch&) = delete;
 
-  // A slot held for the life of this object.
+  int slots() const { return slots_; }
+  // Slot `index`'s bytes (for the caller, before or after the bodies that claim them run).
+  std::uint8_t* slot(int index) const {
+    return storage_ + static_cast<std::size_t>(index) * slot_bytes_;
+  }
+
+  // A slot held for the life of this object: `preferred` if it is free (a thread that takes the
+  // same slot in each of its bodies finds there what it left, in its own cache), else the first.
   class Claim {
    public:
-    explicit Claim(WorkerScratch& scratch) : scratch_(scratch), slot_(scratch.acquire()) {}
+    explicit Claim(WorkerScratch& scratch, int preferred = 0)
+        : scratch_(scratch), slot_(scratch.acquire(preferred)) {}
     ~Claim() { scratch_.release(slot_); }
     Claim(const Claim&) = delete;
     Claim& operator=(const Claim&) = delete;
-    std::uint8_t* data() const {
-      return scratch_.storage_ + static_cast<std::size_t>(slot_) * scratch_.slot_bytes_;
-    }
+    std::uint8_t* data() const { return scratch_.slot(slot_); }
+    int slot() const { return slot_; }
 
    private:
     WorkerScratch& scratch_;
@@ -62,16 +69,17 @@ class WorkerScratch {
   }
 
   // Never more bodies run at once than there are slots, so a free one is always found.
-  int acquire() {
+  int acquire(int preferred) {
+    if (preferred >= 0 && preferred < slots_ && take(preferred)) return preferred;
     for (;;) {
       for (int slot = 0; slot < slots_; ++slot) {
-        std::atomic<bool>& busy = busy_[slot];
-        if (!busy.load(std::memory_order_relaxed) &&
-            !busy.exchange(true, std::memory_order_acquire)) {
-          return slot;
-        }
+        if (take(slot)) return slot;
       }
     }
+  }
+  bool take(int slot) {
+    std::atomic<bool>& busy = busy_[slot];
+    return !busy.load(std::memory_order_relaxed) && !busy.exchange(true, std::memory_order_acquire);
   }
   void release(int slot) { busy_[slot].store(false, std::memory_order_release); }
 

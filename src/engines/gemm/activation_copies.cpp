@@ -300,6 +300,51 @@ void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64
   });
 }
 
+void NhwcBands::clear(std::uint8_t* slot) {
+  const Record none;
+  std::memcpy(slot, &none, sizeof none);
+}
+
+NhwcBands::NhwcBands(const std::uint8_t* nchw, std::int64_t channels, std::int64_t height,
+                     std::int64_t width, std::uint8_t* slot)
+    : nchw_(nchw),
+      channels_(channels),
+      height_(height),
+      width_(width),
+      slot_(slot),
+      image_(slot + kRecordBytes) {
+  std::memcpy(&record_, slot_, sizeof record_);
+}
+
+NhwcBands::~NhwcBands() { std::memcpy(slot_, &record_, sizeof record_); }
+
+const std::uint8_t* NhwcBands::rows(std::int64_t n, std::int64_t first, std::int64_t last) {
+  first = std::max<std::int64_t>(first, 0);
+  last = std::min(last, height_);
+  if (first >= last) return image_;
+  Record& r = record_;
+  if (n != r.n || first > r.last || last < r.first) {  // nothing to keep: the band alone
+    r.n = n;
+    transpose(first, last);
+    r.first = first;
+    r.last = last;
+    return image_;
+  }
+  if (first < r.first) transpose(first, r.first);
+  if (last > r.last) transpose(r.last, last);
+  r.first = std::min(r.first, first);
+  r.last = std::max(r.last, last);
+  return image_;
+}
+
+void NhwcBands::transpose(std::int64_t first, std::int64_t last) {
+  // Rows [first, last) of image n are a [channels][rows·width] matrix, a plane apart.
+  const std::int64_t plane = height_ * width_;
+  transpose_bytes(nchw_ + record_.n * channels_ * plane + first * width_, plane,
+                  image_ + first * width_ * channels_, channels_, channels_,
+                  (last - first) * width_);
+}
+
 void widen_bytes(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out) {
   for (std::int64_t i = 0; i < bytes; ++i) out[i] = in[i];
 }

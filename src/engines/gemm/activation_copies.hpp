@@ -27,14 +27,14 @@ struct ActivationCopy {
 };
 
 // Scratch buffer `slot` of the calling thread (0: the input's copy, 1: an NHWC copy of an NCHW
-// input, or an NCHW 1x1 plan's interleaved blocks (nchw_flat_plan.cpp: it makes no such copy), 2:
-// an NHWC result for an NCHW output, 3: the input widened to u16, 4: per-pixel sums of the input
-// for a weight zero point, 5: a first layer's interleaved rows, 6: blocks of an NCHW input's rows
-// made NHWC by a copy's bodies, 7: the output stage's arrays in a grouped tile's lane order), grown
-// to `bytes` once and then reused: no allocation after a thread's first call of a plan this size.
-// Freed when the thread ends. Only the thread that makes a parallel_for calls it: a body that needs
-// scratch of its own takes a slot of the caller's (WorkerScratch), since a pool thread may take
-// part first in any call.
+// input, or the NhwcBands images of a parallel_for's bodies, or an NCHW 1x1 plan's interleaved
+// blocks (nchw_flat_plan.cpp: it makes no such copy), 2: an NHWC result for an NCHW output, 3: the
+// input widened to u16, 4: per-pixel sums of the input for a weight zero point, 5: a first layer's
+// interleaved rows, 6: blocks of an NCHW input's rows made NHWC by a copy's bodies, 7: the output
+// stage's arrays in a grouped tile's lane order), grown to `bytes` once and then reused: no
+// allocation after a thread's first call of a plan this size. Freed when the thread ends. Only the
+// thread that makes a parallel_for calls it: a body that needs scratch of its own takes a slot of
+// the caller's (WorkerScratch), since a pool thread may take part first in any call.
 std::uint8_t* thread_scratch(std::size_t bytes, int slot);
 
 // A [batch][grid_height][grid_width][channels] grid of `fill` bytes with pixel (h, w) of the input
@@ -56,6 +56,46 @@ const std::uint8_t* plain_copy(const ActivationCopy& in);
 const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
                                    std::int64_t channels, std::int64_t height, std::int64_t width,
                                    int threads);
+
+// An NCHW image of bytes made NHWC band by band, for the tiles of a parallel_for that read it:
+// each body's scratch slot (a WorkerScratch's) holds one NHWC image and a record of its rows in
+// place; the rows each task needs are made there at their own places, those already there kept,
+// also from the slot's earlier bodies in the same call (a thread taking the same slot each time).
+// Each thread then transposes the rows it reads, while they are in its cache, rather than the
+// whole tensor being transposed first into a buffer that both threads read back (on two threads
+// a third of a grouped 3x3 layer's time, much of it read from the other core's cache).
+class NhwcBands {
+ public:
+  // A slot's bytes, for images of `image_bytes`.
+  static std::size_t slot_bytes(std::int64_t image_bytes) {
+    return kRecordBytes + static_cast<std::size_t>(image_bytes);
+  }
+  // Marks a slot (64-byte aligned) as holding no rows: before each call's bodies use it.
+  static void clear(std::uint8_t* slot);
+
+  NhwcBands(const std::uint8_t* nchw, std::int64_t channels, std::int64_t height,
+            std::int64_t width, std::uint8_t* slot);
+  ~NhwcBands();
+  NhwcBands(const NhwcBands&) = delete;
+  NhwcBands& operator=(const NhwcBands&) = delete;
+
+  // The slot's image with rows [first, last) of image n (clamped to the image) in place.
+  const std::uint8_t* rows(std::int64_t n, std::int64_t first, std::int64_t last);
+
+ private:
+  struct Record {
+    std::int64_t n = -1, first = 0, last = 0;  // rows [first, last) of image n are in place
+  };
+  static constexpr std::size_t kRecordBytes = 64;  // the image stays 64-byte aligned
+
+  void transpose(std::int64_t first, std::int64_t last);
+
+  const std::uint8_t* nchw_;
+  std::int64_t channels_, height_, width_;
+  std::uint8_t* slot_;
+  std::uint8_t* image_;
+  Record record_;
+};
 
 // An NHWC tensor of `element`-byte values written as NCHW into `nchw`.
 void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,

@@ -29,11 +29,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <utility>
 
 #include "core/aligned.hpp"
 #include "core/parallel.hpp"
+#include "core/worker_scratch.hpp"
 #include "engines/engine.hpp"
 #include "engines/gemm/activation_copies.hpp"
 #include "engines/gemm/axis_taps.hpp"
@@ -374,8 +376,9 @@ class GemmKernel final : public PreparedKernel {
       out << " (NCHW in and out: pixels in lanes, no transposes)";
     } else {
       if (d.input_layout == Layout::NCHW) {
-        out << (copies_input() ? " (NCHW input transposed by its copy)"
-                               : " (NCHW input made NHWC in a copy)");
+        out << (copies_input()       ? " (NCHW input transposed by its copy)"
+                : transposes_bands() ? " (NCHW input made NHWC band by band as the tiles read it)"
+                                     : " (NCHW input made NHWC in a copy)");
       }
       if (d.output_layout == Layout::NCHW) out << " (NCHW output transposed from an NHWC copy)";
     }
@@ -408,10 +411,13 @@ class GemmKernel final : public PreparedKernel {
     RunContext ctx = call;
     const auto& d = problem_.desc();
     // NCHW tensors: the tiles run on NHWC. An input the plan copies anyway is transposed by that
-    // copy; otherwise it is made NHWC in scratch. The output is transposed back at the end (per
-    // task, while in cache, measured slower: a task's block spans 64 planes in short runs).
+    // copy; one the tiles read themselves by output rows or pixel tiles is made NHWC band by band
+    // in their bodies (NhwcBands); any other whole, in scratch. The output is transposed back at
+    // the end (per task, while in cache, measured slower: a task's block spans 64 planes in short
+    // runs).
     const bool nchw_input = d.input_layout == Layout::NCHW;
-    if (nchw_input && !copies_input()) {
+    const bool bands = transposes_bands();
+    if (nchw_input && !copies_input() && !bands) {
       ctx.input = nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch,
                                  channels_, d.in_height, d.in_width, call.threads);
     }
@@ -462,12 +468,30 @@ class GemmKernel final : public PreparedKernel {
                              lane_stage);
     }
     const bool saturated_high = narrowing_saturates_high(d, call.stage.vectors());
+    // NhwcBands: an image's worth of scratch for each body that may run at once, empty.
+    const std::size_t band_bytes = NhwcBands::slot_bytes(d.in_height * d.in_width * channels_);
+    const int band_slots = bands ? parallel_participants(call.threads) : 0;
+    WorkerScratch band_images(
+        bands ? thread_scratch(WorkerScratch::bytes(band_bytes, band_slots), 1) : nullptr,
+        band_bytes, band_slots);
+    for (int slot = 0; slot < band_slots; ++slot) NhwcBands::clear(band_images.slot(slot));
     parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
       if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
+      std::optional<WorkerScratch::Claim> band_image_slot;
+      std::optional<NhwcBands> nhwc_bands;
+      if (bands) {
+        // The slot this thread took last (its rows in this thread's cache), if it is free.
+        thread_local int last_band_slot = 0;
+        band_image_slot.emplace(band_images, last_band_slot);
+        last_band_slot = band_image_slot->slot();
+        nhwc_bands.emplace(static_cast<const std::uint8_t*>(call.input), channels_, d.in_height,
+                           d.in_width, band_image_slot->data());
+      }
       for (std::int64_t task = begin; task < end; ++task) {
         const std::int64_t panel = pixels_outer_ ? task % panels_ : task / rows;
         const std::int64_t row = pixels_outer_ ? task / panels_ : task % rows;
-        run_row(ctx, stage, lane_stage, pixel_sums, padding_row, saturated_high, panel, row);
+        run_row(ctx, stage, lane_stage, pixel_sums, padding_row, saturated_high, panel, row,
+                bands ? &*nhwc_bands : nullptr);
       }
       if (amx_) kernels_.amx_end();
     });
@@ -1030,6 +1054,21 @@ class GemmKernel final : public PreparedKernel {
     return batch * out_h_;
   }
 
+  // Whether run() makes an NCHW input NHWC band by band inside the tiles' parallel_for (NhwcBands)
+  // rather than whole before it: where the tiles read the input itself (no copy, no widening, no
+  // sums of whole pixels) by output rows or pixel tiles.
+  bool transposes_bands() const {
+    const auto& d = problem_.desc();
+    return d.input_layout == Layout::NCHW && !copies_input() && !widened_input() &&
+           !pixel_window_sums_ && !amx_ && !phased_ && pixel_bytes_ == channels_ &&
+           path_ == Path::rows;
+  }
+  // Input rows a window spans.
+  std::int64_t window_rows() const {
+    const auto& d = problem_.desc();
+    return (d.kernel_h - 1) * d.dilation_h + 1;
+  }
+
   // Whether run() copies the input (its chain of copies) before the tiles read it.
   bool copies_input() const {
     return (transposed_ && !phased_) || padded_copy_ || compact_copy_ || flip_input_ ||
@@ -1053,7 +1092,7 @@ class GemmKernel final : public PreparedKernel {
 
   void run_row(const RunContext& ctx, const StageView& stage, const StageView& lane_stage,
                const std::int32_t* pixel_sums, const std::uint8_t* padding_row, bool saturated_high,
-               std::int64_t panel, std::int64_t row) const {
+               std::int64_t panel, std::int64_t row, NhwcBands* bands) const {
     const auto p = static_cast<std::size_t>(panel);
     const PanelRun pr{ctx,
                       stage,
@@ -1136,7 +1175,7 @@ class GemmKernel final : public PreparedKernel {
       // of 16 and one of 2: the threads take whole tasks).
       const std::int64_t chunks = (tiles + chunk_tiles() - 1) / chunk_tiles();
       const std::int64_t chunk = row % chunks;
-      run_pixels(pr, row / chunks, tiles * chunk / chunks, tiles * (chunk + 1) / chunks);
+      run_pixels(pr, row / chunks, tiles * chunk / chunks, tiles * (chunk + 1) / chunks, bands);
       return;
     }
     const std::int64_t n = row / out_h_;
@@ -1193,7 +1232,15 @@ class GemmKernel final : public PreparedKernel {
         return;
       }
     }
-    const std::int64_t origin_row = (n * in_h_ + y * stride_h_ - pad_top_) * in_w_;
+    // The tiles read image n by offsets from `input`, from pixel `image_first` on: in the walked
+    // tensor, or in `bands`, where the row's input rows are made NHWC first.
+    const auto* input = static_cast<const std::uint8_t*>(ctx.input);
+    std::int64_t image_first = n * in_h_ * in_w_;
+    if (bands != nullptr) {
+      input = bands->rows(n, y * stride_h_ - pad_top_, y * stride_h_ - pad_top_ + window_rows());
+      image_first = 0;
+    }
+    const std::int64_t origin_row = image_first + (y * stride_h_ - pad_top_) * in_w_;
     for (std::size_t t = 0; t < column_tiles_.size(); ++t) {
       const auto [x, rows] = column_tiles_[t];
       const std::int64_t pattern =
@@ -1210,9 +1257,8 @@ class GemmKernel final : public PreparedKernel {
       } else if (pr.pixel_sums != nullptr) {
         sum_windows(pr.pixel_sums, origin, step, pattern, rows, sums);
       }
-      run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), origin * pixel_bytes_,
-               step * pixel_bytes_, nullptr, pattern, rows, first_pixel + x, nullptr,
-               pr.pixel_sums != nullptr ? sums : nullptr);
+      run_tile(pr, input, origin * pixel_bytes_, step * pixel_bytes_, nullptr, pattern, rows,
+               first_pixel + x, nullptr, pr.pixel_sums != nullptr ? sums : nullptr);
     }
   }
 
@@ -1251,11 +1297,21 @@ class GemmKernel final : public PreparedKernel {
   // max_rows consecutive pixels on the full pattern. A tile whose pixels all have every tap reads
   // them at their own offsets; one with padded pixels reads the offsets plan_border_tiles() listed
   // per tap and row, the padded taps the zero-point row.
-  void run_pixels(const PanelRun& pr, std::int64_t n, std::int64_t begin, std::int64_t end) const {
-    const auto* input = static_cast<const std::uint8_t*>(pr.ctx.input);
+  void run_pixels(const PanelRun& pr, std::int64_t n, std::int64_t begin, std::int64_t end,
+                  NhwcBands* bands) const {
     const std::int64_t pixels = out_h_ * out_w_;
     const std::int64_t image_pixels = in_h_ * in_w_;
-    const std::uint8_t* image = input + n * image_pixels * pixel_bytes_;
+    // The tiles read image n at `image` and, by offsets from `input`, from pixel `image_first`
+    // on: in the walked tensor, or in `bands`, where the tiles' input rows are made NHWC first.
+    const auto* input = static_cast<const std::uint8_t*>(pr.ctx.input);
+    std::int64_t image_first = n * image_pixels;
+    if (bands != nullptr) {  // the input rows of output rows y0 to y1
+      const std::int64_t y0 = tile_starts_[static_cast<std::size_t>(begin)] / out_w_;
+      const std::int64_t y1 = (tile_starts_[static_cast<std::size_t>(end)] - 1) / out_w_;
+      input = bands->rows(n, y0 * stride_h_ - pad_top_, y1 * stride_h_ - pad_top_ + window_rows());
+      image_first = 0;
+    }
+    const std::uint8_t* image = input + image_first * pixel_bytes_;
     for (std::int64_t tile = begin; tile < end; ++tile) {
       const std::int64_t at = tile_starts_[static_cast<std::size_t>(tile)];
       const int rows = static_cast<int>(tile_starts_[static_cast<std::size_t>(tile) + 1] - at);
@@ -1266,7 +1322,7 @@ class GemmKernel final : public PreparedKernel {
         std::int64_t offsets[kMaxInLaneRows];
         const std::int64_t* origins = tile_origins_.data() + tile * max_rows_;
         for (int i = 0; i < rows; ++i) {
-          const std::int64_t origin = n * image_pixels + origins[i];  // the window's first pixel
+          const std::int64_t origin = image_first + origins[i];  // the window's first pixel
           offsets[i] = origin * pixel_bytes_;
           if (window_sums != nullptr)
             sum_windows(pr.pixel_sums, origin, 1, full_pattern_, 1, sums + i);
