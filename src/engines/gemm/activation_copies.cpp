@@ -305,22 +305,17 @@ void NhwcBands::clear(std::uint8_t* slot) {
   std::memcpy(slot, &none, sizeof none);
 }
 
-NhwcBands::NhwcBands(const std::uint8_t* nchw, std::int64_t channels, std::int64_t height,
-                     std::int64_t width, std::uint8_t* slot)
-    : nchw_(nchw),
-      channels_(channels),
-      height_(height),
-      width_(width),
-      slot_(slot),
-      image_(slot + kRecordBytes) {
+NhwcBands::NhwcBands(const std::uint8_t* nchw, std::int64_t channels, std::int64_t pixels,
+                     std::uint8_t* slot)
+    : nchw_(nchw), channels_(channels), pixels_(pixels), slot_(slot), image_(slot + kRecordBytes) {
   std::memcpy(&record_, slot_, sizeof record_);
 }
 
 NhwcBands::~NhwcBands() { std::memcpy(slot_, &record_, sizeof record_); }
 
-const std::uint8_t* NhwcBands::rows(std::int64_t n, std::int64_t first, std::int64_t last) {
+const std::uint8_t* NhwcBands::pixels(std::int64_t n, std::int64_t first, std::int64_t last) {
   first = std::max<std::int64_t>(first, 0);
-  last = std::min(last, height_);
+  last = std::min(last, pixels_);
   if (first >= last) return image_;
   Record& r = record_;
   if (n != r.n || first > r.last || last < r.first) {  // nothing to keep: the band alone
@@ -338,11 +333,9 @@ const std::uint8_t* NhwcBands::rows(std::int64_t n, std::int64_t first, std::int
 }
 
 void NhwcBands::transpose(std::int64_t first, std::int64_t last) {
-  // Rows [first, last) of image n are a [channels][rows·width] matrix, a plane apart.
-  const std::int64_t plane = height_ * width_;
-  transpose_bytes(nchw_ + record_.n * channels_ * plane + first * width_, plane,
-                  image_ + first * width_ * channels_, channels_, channels_,
-                  (last - first) * width_);
+  // Pixels [first, last) of image n are a [channels][pixels] matrix, a plane apart.
+  transpose_bytes(nchw_ + (record_.n * channels_ * pixels_ + first), pixels_,
+                  image_ + first * channels_, channels_, channels_, last - first);
 }
 
 void widen_bytes(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out) {

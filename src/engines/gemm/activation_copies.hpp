@@ -58,40 +58,43 @@ const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
                                    int threads);
 
 // An NCHW image of bytes made NHWC band by band, for the tiles of a parallel_for that read it:
-// each body's scratch slot (a WorkerScratch's) holds one NHWC image and a record of its rows in
-// place; the rows each task needs are made there at their own places, those already there kept,
-// also from the slot's earlier bodies in the same call (a thread taking the same slot each time).
-// Each thread then transposes the rows it reads, while they are in its cache, rather than the
-// whole tensor being transposed first into a buffer that both threads read back (on two threads
-// a third of a grouped 3x3 layer's time, much of it read from the other core's cache).
+// each body's scratch slot (a WorkerScratch's) holds one NHWC image and a record of the pixels in
+// place; the run of pixels each task needs (its input rows, or its pixels) is made there at its
+// own place, what is already there kept, also from the slot's earlier bodies in the same call (a
+// thread taking the same slot each time). Each thread then transposes the pixels it reads, while
+// they are in its cache, rather than the whole tensor being transposed first, by parts, into a
+// buffer that both threads read back (on two threads a third of a grouped 3x3 layer's time, much
+// of it read from the other core's cache; where every thread reads every pixel, as in a 1x1 layer
+// split by output channels, each transposes them all, at once, and reads its own copy).
 class NhwcBands {
  public:
   // A slot's bytes, for images of `image_bytes`.
   static std::size_t slot_bytes(std::int64_t image_bytes) {
     return kRecordBytes + static_cast<std::size_t>(image_bytes);
   }
-  // Marks a slot (64-byte aligned) as holding no rows: before each call's bodies use it.
+  // Marks a slot (64-byte aligned) as holding no pixels: before each call's bodies use it.
   static void clear(std::uint8_t* slot);
 
-  NhwcBands(const std::uint8_t* nchw, std::int64_t channels, std::int64_t height,
-            std::int64_t width, std::uint8_t* slot);
+  // Images of `pixels` pixels of `channels` bytes.
+  NhwcBands(const std::uint8_t* nchw, std::int64_t channels, std::int64_t pixels,
+            std::uint8_t* slot);
   ~NhwcBands();
   NhwcBands(const NhwcBands&) = delete;
   NhwcBands& operator=(const NhwcBands&) = delete;
 
-  // The slot's image with rows [first, last) of image n (clamped to the image) in place.
-  const std::uint8_t* rows(std::int64_t n, std::int64_t first, std::int64_t last);
+  // The slot's NHWC image with pixels [first, last) of image n (clamped to the image) in place.
+  const std::uint8_t* pixels(std::int64_t n, std::int64_t first, std::int64_t last);
 
  private:
   struct Record {
-    std::int64_t n = -1, first = 0, last = 0;  // rows [first, last) of image n are in place
+    std::int64_t n = -1, first = 0, last = 0;  // pixels [first, last) of image n are in place
   };
   static constexpr std::size_t kRecordBytes = 64;  // the image stays 64-byte aligned
 
   void transpose(std::int64_t first, std::int64_t last);
 
   const std::uint8_t* nchw_;
-  std::int64_t channels_, height_, width_;
+  std::int64_t channels_, pixels_;
   std::uint8_t* slot_;
   std::uint8_t* image_;
   Record record_;

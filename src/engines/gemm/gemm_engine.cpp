@@ -484,8 +484,8 @@ class GemmKernel final : public PreparedKernel {
         thread_local int last_band_slot = 0;
         band_image_slot.emplace(band_images, last_band_slot);
         last_band_slot = band_image_slot->slot();
-        nhwc_bands.emplace(static_cast<const std::uint8_t*>(call.input), channels_, d.in_height,
-                           d.in_width, band_image_slot->data());
+        nhwc_bands.emplace(static_cast<const std::uint8_t*>(call.input), channels_,
+                           d.in_height * d.in_width, band_image_slot->data());
       }
       for (std::int64_t task = begin; task < end; ++task) {
         const std::int64_t panel = pixels_outer_ ? task % panels_ : task / rows;
@@ -1056,12 +1056,17 @@ class GemmKernel final : public PreparedKernel {
 
   // Whether run() makes an NCHW input NHWC band by band inside the tiles' parallel_for (NhwcBands)
   // rather than whole before it: where the tiles read the input itself (no copy, no widening, no
-  // sums of whole pixels) by output rows or pixel tiles.
+  // sums of whole pixels) by output rows, pixel tiles, or runs of consecutive pixels.
   bool transposes_bands() const {
     const auto& d = problem_.desc();
     return d.input_layout == Layout::NCHW && !copies_input() && !widened_input() &&
            !pixel_window_sums_ && !amx_ && !phased_ && pixel_bytes_ == channels_ &&
-           path_ == Path::rows;
+           (path_ == Path::rows || (path_ == Path::flat && !strided_flat()));
+  }
+  // A flat layer whose output pixels read input pixels at a stride (no dense copy made).
+  bool strided_flat() const {
+    const auto& d = problem_.desc();
+    return (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
   }
   // Input rows a window spans.
   std::int64_t window_rows() const {
@@ -1118,33 +1123,23 @@ class GemmKernel final : public PreparedKernel {
         begin = row * pixels / tasks;
         end = (row + 1) * pixels / tasks;
       }
-      const auto& d = problem_.desc();
-      const bool strided = (d.stride_h != 1 || d.stride_w != 1) && !compact_copy_;
-      if (!strided) {  // pixels are consecutive in the input (or its dense copy) too
-        if (const FlatRunKernel run = flat_runs_[static_cast<std::size_t>(pr.vectors)]) {
-          run_flat(pr, run, static_cast<const std::uint8_t*>(ctx.input) + begin * pixel_bytes_,
-                   pixel_bytes_, begin, end - begin,
-                   pr.pixel_sums != nullptr ? pr.pixel_sums + begin : nullptr);
+      if (!strided_flat()) {  // pixels are consecutive in the input (or its dense copy) too
+        const auto* input = static_cast<const std::uint8_t*>(ctx.input);
+        if (bands == nullptr) {
+          run_consecutive_pixels(pr, input, 0, begin, end);
           return;
         }
-        // Row i reads pixel at + i alone: its window sum is that pixel's.
-        const auto sums_at = [&](std::int64_t at) {
-          return pr.pixel_sums != nullptr ? pr.pixel_sums + at : nullptr;
-        };
-        std::int64_t at = begin;
-        while (amx_ && end - at >= kMinAmxRows) {  // AMX blocks first, where the plan has them
-          const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - at));
-          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * pixel_bytes_, pixel_bytes_,
-                   nullptr, 0, rows, at, nullptr, sums_at(at));
-          at += rows;
-        }
-        for (; at < end; at += max_rows_) {
-          const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
-          run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), at * pixel_bytes_, pixel_bytes_,
-                   nullptr, 0, rows, at, nullptr, sums_at(at));
+        // Image by image, each from its pixels made NHWC in `bands`.
+        const std::int64_t image_pixels = out_h_ * out_w_;
+        for (std::int64_t at = begin; at < end;) {
+          const std::int64_t n = at / image_pixels, first = n * image_pixels;
+          const std::int64_t last = std::min(end, first + image_pixels);
+          run_consecutive_pixels(pr, bands->pixels(n, at - first, last - first), first, at, last);
+          at = last;
         }
         return;
       }
+      const auto& d = problem_.desc();
       // The output pixel's column, row and image, stepped along (divisions per row and panel
       // cost about a tenth of ResNet-50's 56x56 stride-2 1x1 layer).
       std::int64_t x = begin % out_w_, y = begin / out_w_ % out_h_, n = begin / (out_w_ * out_h_);
@@ -1237,7 +1232,8 @@ class GemmKernel final : public PreparedKernel {
     const auto* input = static_cast<const std::uint8_t*>(ctx.input);
     std::int64_t image_first = n * in_h_ * in_w_;
     if (bands != nullptr) {
-      input = bands->rows(n, y * stride_h_ - pad_top_, y * stride_h_ - pad_top_ + window_rows());
+      const std::int64_t top = y * stride_h_ - pad_top_;
+      input = bands->pixels(n, top * in_w_, (top + window_rows()) * in_w_);
       image_first = 0;
     }
     const std::int64_t origin_row = image_first + (y * stride_h_ - pad_top_) * in_w_;
@@ -1259,6 +1255,34 @@ class GemmKernel final : public PreparedKernel {
       }
       run_tile(pr, input, origin * pixel_bytes_, step * pixel_bytes_, nullptr, pattern, rows,
                first_pixel + x, nullptr, pr.pixel_sums != nullptr ? sums : nullptr);
+    }
+  }
+
+  // Output pixels [begin, end) of a flat layer (a 1x1 layer, stride 1 or its input made dense),
+  // each reading the input pixel of its own index, pixel p at input + (p − first)·pixel_bytes_.
+  void run_consecutive_pixels(const PanelRun& pr, const std::uint8_t* input, std::int64_t first,
+                              std::int64_t begin, std::int64_t end) const {
+    if (const FlatRunKernel run = flat_runs_[static_cast<std::size_t>(pr.vectors)]) {
+      run_flat(pr, run, input + (begin - first) * pixel_bytes_, pixel_bytes_, begin, end - begin,
+               pr.pixel_sums != nullptr ? pr.pixel_sums + begin : nullptr);
+      return;
+    }
+    // Row i reads pixel at + i alone: its window sum is that pixel's. (The tiles take offsets
+    // from `input`, which they scale themselves where they read it widened.)
+    const auto sums_at = [&](std::int64_t at) {
+      return pr.pixel_sums != nullptr ? pr.pixel_sums + at : nullptr;
+    };
+    std::int64_t at = begin;
+    while (amx_ && end - at >= kMinAmxRows) {  // AMX blocks first, where the plan has them
+      const int rows = static_cast<int>(std::min<std::int64_t>(kMaxAmxBlock, end - at));
+      run_tile(pr, input, (at - first) * pixel_bytes_, pixel_bytes_, nullptr, 0, rows, at, nullptr,
+               sums_at(at));
+      at += rows;
+    }
+    for (; at < end; at += max_rows_) {
+      const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
+      run_tile(pr, input, (at - first) * pixel_bytes_, pixel_bytes_, nullptr, 0, rows, at, nullptr,
+               sums_at(at));
     }
   }
 
@@ -1308,7 +1332,8 @@ class GemmKernel final : public PreparedKernel {
     if (bands != nullptr) {  // the input rows of output rows y0 to y1
       const std::int64_t y0 = tile_starts_[static_cast<std::size_t>(begin)] / out_w_;
       const std::int64_t y1 = (tile_starts_[static_cast<std::size_t>(end)] - 1) / out_w_;
-      input = bands->rows(n, y0 * stride_h_ - pad_top_, y1 * stride_h_ - pad_top_ + window_rows());
+      input = bands->pixels(n, (y0 * stride_h_ - pad_top_) * in_w_,
+                            (y1 * stride_h_ - pad_top_ + window_rows()) * in_w_);
       image_first = 0;
     }
     const std::uint8_t* image = input + image_first * pixel_bytes_;
