@@ -282,6 +282,18 @@ const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
   return out;
 }
 
+void nchw_channels_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch,
+                             std::int64_t channels, std::int64_t pixels, std::int64_t first,
+                             std::int64_t count, std::size_t element) {
+  const auto* in = static_cast<const std::byte*>(nhwc);
+  auto* out = static_cast<std::byte*>(nchw);
+  const auto at = [&](std::int64_t values) { return static_cast<std::size_t>(values) * element; };
+  for (std::int64_t n = 0; n < batch; ++n) {  // image n: the [pixels][count] block's transpose
+    transpose_values(in + at(n * pixels * channels + first), channels,
+                     out + at((n * channels + first) * pixels), pixels, pixels, count, element);
+  }
+}
+
 void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,
                     std::int64_t pixels, std::size_t element, int threads) {
   const auto* in = static_cast<const std::byte*>(nhwc);

@@ -100,6 +100,12 @@ class NhwcBands {
   Record record_;
 };
 
+// Channels [first, first + count) of every pixel of an NHWC tensor of `element`-byte values
+// written to their planes of the NCHW tensor `nchw`.
+void nchw_channels_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch,
+                             std::int64_t channels, std::int64_t pixels, std::int64_t first,
+                             std::int64_t count, std::size_t element);
+
 // An NHWC tensor of `element`-byte values written as NCHW into `nchw`.
 void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64_t channels,
                     std::int64_t pixels, std::size_t element, int threads);

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -412,9 +413,10 @@ class GemmKernel final : public PreparedKernel {
     const auto& d = problem_.desc();
     // NCHW tensors: the tiles run on NHWC. An input the plan copies anyway is transposed by that
     // copy; one the tiles read themselves by output rows or pixel tiles is made NHWC band by band
-    // in their bodies (NhwcBands); any other whole, in scratch. The output is transposed back at
-    // the end (per task, while in cache, measured slower: a task's block spans 64 planes in short
-    // runs).
+    // in their bodies (NhwcBands); any other whole, in scratch. The output is transposed back panel
+    // by panel in the tiles' parallel_for where panels are outermost (below), otherwise at the end
+    // (per task, while in cache, measured slower: a task's block spans 64 planes in short runs;
+    // per row of tasks, once all its panels are done, no faster).
     const bool nchw_input = d.input_layout == Layout::NCHW;
     const bool bands = transposes_bands();
     if (nchw_input && !copies_input() && !bands) {
@@ -422,11 +424,22 @@ class GemmKernel final : public PreparedKernel {
                                  channels_, d.in_height, d.in_width, call.threads);
     }
     const bool nchw_output = d.output_layout == Layout::NCHW;
+    // With panels outermost, each panel's channels are made NCHW by the body that finishes its
+    // last row of tasks, in the tiles' parallel_for (after it, on the calling thread alone, they
+    // took a fifth of a 14x14 1x1 layer's time on two threads); `panels_done` counts each panel's
+    // rows done, after the NHWC result.
+    const bool panel_transposes = nchw_output && !pixels_outer_;
+    std::int32_t* panels_done = nullptr;
     if (nchw_output) {
-      ctx.output =
-          thread_scratch(static_cast<std::size_t>(call.batch * out_h_ * out_w_ * out_channels_) *
-                             element_size(d.output_dtype),
-                         2);
+      const std::size_t result_bytes =
+          round_up(static_cast<std::size_t>(call.batch * out_h_ * out_w_ * out_channels_) *
+                       element_size(d.output_dtype),
+                   kCacheLine);
+      const std::size_t counts = panel_transposes ? static_cast<std::size_t>(panels_) : 0;
+      std::uint8_t* storage = thread_scratch(result_bytes + counts * sizeof(std::int32_t), 2);
+      ctx.output = storage;
+      panels_done = reinterpret_cast<std::int32_t*>(storage + result_bytes);
+      std::fill(panels_done, panels_done + counts, 0);
     }
     if (flip_input_)
       ctx.input_zero_point = call.input_zero_point + (kernels_.u8_input ? 128 : -128);
@@ -492,10 +505,18 @@ class GemmKernel final : public PreparedKernel {
         const std::int64_t row = pixels_outer_ ? task / panels_ : task % rows;
         run_row(ctx, stage, lane_stage, pixel_sums, padding_row, saturated_high, panel, row,
                 bands ? &*nhwc_bands : nullptr);
+        if (panel_transposes &&
+            std::atomic_ref(panels_done[panel]).fetch_add(1, std::memory_order_acq_rel) ==
+                rows - 1) {
+          const auto p = static_cast<std::size_t>(panel);
+          nchw_channels_from_nhwc(ctx.output, call.output, call.batch, out_channels_,
+                                  out_h_ * out_w_, panel_channels_[p], panel_widths_[p],
+                                  element_size(d.output_dtype));
+        }
       }
       if (amx_) kernels_.amx_end();
     });
-    if (nchw_output) {
+    if (nchw_output && !panel_transposes) {
       nchw_from_nhwc(ctx.output, call.output, call.batch, out_channels_, out_h_ * out_w_,
                      element_size(d.output_dtype), call.threads);
     }
