@@ -325,15 +325,16 @@ NhwcBands::NhwcBands(const std::uint8_t* nchw, std::int64_t channels, std::int64
 
 NhwcBands::~NhwcBands() { std::memcpy(slot_, &record_, sizeof record_); }
 
-const std::uint8_t* NhwcBands::pixels(std::int64_t n, std::int64_t first, std::int64_t last) {
+const std::uint8_t* NhwcBands::pixels(std::int64_t n, std::int64_t first, std::int64_t last,
+                                      std::int64_t channel, std::int64_t count) {
   first = std::max<std::int64_t>(first, 0);
   last = std::min(last, pixels_);
   if (first >= last) return image_;
   Record& r = record_;
-  if (n != r.n || first > r.last || last < r.first) {  // nothing to keep: the band alone
-    r.n = n;
+  if (n != r.n || channel != r.channel || count != r.count || first > r.last ||
+      last < r.first) {  // nothing to keep: the band alone
+    r = {n, first, first, channel, count};
     transpose(first, last);
-    r.first = first;
     r.last = last;
     return image_;
   }
@@ -345,9 +346,11 @@ const std::uint8_t* NhwcBands::pixels(std::int64_t n, std::int64_t first, std::i
 }
 
 void NhwcBands::transpose(std::int64_t first, std::int64_t last) {
-  // Pixels [first, last) of image n are a [channels][pixels] matrix, a plane apart.
-  transpose_bytes(nchw_ + (record_.n * channels_ * pixels_ + first), pixels_,
-                  image_ + first * channels_, channels_, channels_, last - first);
+  // Channels [channel, channel + count) of pixels [first, last) of image n are a [count][pixels]
+  // matrix, a plane apart.
+  const Record& r = record_;
+  transpose_bytes(nchw_ + ((r.n * channels_ + r.channel) * pixels_ + first), pixels_,
+                  image_ + first * channels_ + r.channel, channels_, r.count, last - first);
 }
 
 void widen_bytes(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out) {

@@ -59,8 +59,9 @@ const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
 
 // An NCHW image of bytes made NHWC band by band, for the tiles of a parallel_for that read it:
 // each body's scratch slot (a WorkerScratch's) holds one NHWC image and a record of the pixels in
-// place; the run of pixels each task needs (its input rows, or its pixels) is made there at its
-// own place, what is already there kept, also from the slot's earlier bodies in the same call (a
+// place; the run of pixels each task needs (its input rows, or its pixels; all their channels,
+// or with panels outermost only its panel's) is made there at its own place, what is already
+// there kept, also from the slot's earlier bodies in the same call (a
 // thread taking the same slot each time). Each thread then transposes the pixels it reads, while
 // they are in its cache, rather than the whole tensor being transposed first, by parts, into a
 // buffer that both threads read back (on two threads a third of a grouped 3x3 layer's time, much
@@ -82,12 +83,14 @@ class NhwcBands {
   NhwcBands(const NhwcBands&) = delete;
   NhwcBands& operator=(const NhwcBands&) = delete;
 
-  // The slot's NHWC image with pixels [first, last) of image n (clamped to the image) in place.
-  const std::uint8_t* pixels(std::int64_t n, std::int64_t first, std::int64_t last);
+  // The slot's NHWC image with channels [channel, channel + count) of pixels [first, last) of
+  // image n (clamped to the image) in place; the image's other bytes may be anything.
+  const std::uint8_t* pixels(std::int64_t n, std::int64_t first, std::int64_t last,
+                             std::int64_t channel, std::int64_t count);
 
  private:
-  struct Record {
-    std::int64_t n = -1, first = 0, last = 0;  // pixels [first, last) of image n are in place
+  struct Record {  // channels [channel, channel + count) of pixels [first, last) of image n
+    std::int64_t n = -1, first = 0, last = 0, channel = 0, count = 0;
   };
   static constexpr std::size_t kRecordBytes = 64;  // the image stays 64-byte aligned
 

@@ -1108,9 +1108,13 @@ class GemmKernel final : public PreparedKernel {
     const StageView& lane_stage;  // in_lane_epilogue_'s (KernelSet::in_lane_stage), or `stage`
     std::int64_t panel;
     int vectors;
-    std::int32_t channels;            // valid output channels in the panel
-    std::int64_t first_channel;       // the panel's first output channel
-    std::int64_t input_offset;        // its group's first input channel, in bytes into a pixel
+    std::int32_t channels;       // valid output channels in the panel
+    std::int64_t first_channel;  // the panel's first output channel
+    std::int64_t input_offset;   // its group's first input channel, in bytes into a pixel
+    // The input channels [band_channel, + band_channels) its tasks make NHWC in NhwcBands: with
+    // pixels outermost all of them (the next panels read the same pixels), else its own (with
+    // groups, a thread holds only its panels' channels).
+    std::int64_t band_channel, band_channels;
     const std::int32_t* pixel_sums;   // per pixel of the walked tensor, or null (sum_input_pixels)
     const std::uint8_t* padding_row;  // pixel tiles: a row of zero points (zero_point_row)
     bool saturated_high;  // narrowing_saturates_high for this call's stage (once a call)
@@ -1120,6 +1124,13 @@ class GemmKernel final : public PreparedKernel {
                const std::int32_t* pixel_sums, const std::uint8_t* padding_row, bool saturated_high,
                std::int64_t panel, std::int64_t row, NhwcBands* bands) const {
     const auto p = static_cast<std::size_t>(panel);
+    const std::int64_t input_offset = depthwise_ ? panel * kPanelWidth
+                                      : groups_per_panel_ > 1
+                                          ? panel * groups_per_panel_ * group_in_
+                                          : (panel / panels_per_group_) * group_in_;
+    const std::int64_t input_width = depthwise_              ? kPanelWidth
+                                     : groups_per_panel_ > 1 ? groups_per_panel_ * group_in_
+                                                             : group_in_;
     const PanelRun pr{ctx,
                       stage,
                       lane_stage,
@@ -1127,9 +1138,9 @@ class GemmKernel final : public PreparedKernel {
                       panel_vectors_[p],
                       panel_widths_[p],
                       panel_channels_[p],
-                      depthwise_              ? panel * kPanelWidth
-                      : groups_per_panel_ > 1 ? panel * groups_per_panel_ * group_in_
-                                              : (panel / panels_per_group_) * group_in_,
+                      input_offset,
+                      pixels_outer_ ? 0 : input_offset,
+                      pixels_outer_ ? channels_ : std::min(input_width, channels_ - input_offset),
                       pixel_sums != nullptr
                           ? pixel_sums + panel / panels_per_group_ * walked_pixels(ctx.batch)
                           : nullptr,
@@ -1155,7 +1166,9 @@ class GemmKernel final : public PreparedKernel {
         for (std::int64_t at = begin; at < end;) {
           const std::int64_t n = at / image_pixels, first = n * image_pixels;
           const std::int64_t last = std::min(end, first + image_pixels);
-          run_consecutive_pixels(pr, bands->pixels(n, at - first, last - first), first, at, last);
+          const std::uint8_t* image =
+              bands->pixels(n, at - first, last - first, pr.band_channel, pr.band_channels);
+          run_consecutive_pixels(pr, image, first, at, last);
           at = last;
         }
         return;
@@ -1254,7 +1267,8 @@ class GemmKernel final : public PreparedKernel {
     std::int64_t image_first = n * in_h_ * in_w_;
     if (bands != nullptr) {
       const std::int64_t top = y * stride_h_ - pad_top_;
-      input = bands->pixels(n, top * in_w_, (top + window_rows()) * in_w_);
+      input = bands->pixels(n, top * in_w_, (top + window_rows()) * in_w_, pr.band_channel,
+                            pr.band_channels);
       image_first = 0;
     }
     const std::int64_t origin_row = image_first + (y * stride_h_ - pad_top_) * in_w_;
@@ -1354,7 +1368,8 @@ class GemmKernel final : public PreparedKernel {
       const std::int64_t y0 = tile_starts_[static_cast<std::size_t>(begin)] / out_w_;
       const std::int64_t y1 = (tile_starts_[static_cast<std::size_t>(end)] - 1) / out_w_;
       input = bands->pixels(n, (y0 * stride_h_ - pad_top_) * in_w_,
-                            (y1 * stride_h_ - pad_top_ + window_rows()) * in_w_);
+                            (y1 * stride_h_ - pad_top_ + window_rows()) * in_w_, pr.band_channel,
+                            pr.band_channels);
       image_first = 0;
     }
     const std::uint8_t* image = input + image_first * pixel_bytes_;
