@@ -40,7 +40,6 @@ class WorkerScratch {
   WorkerScratch(const WorkerScratch&) = delete;
   WorkerScratch& operator=(const WorkerScratch&) = delete;
 
-  int slots() const { return slots_; }
   // Slot `index`'s bytes (for the caller, before or after the bodies that claim them run).
   std::uint8_t* slot(int index) const {
     return storage_ + static_cast<std::size_t>(index) * slot_bytes_;

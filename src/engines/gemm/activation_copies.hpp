@@ -59,14 +59,14 @@ const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
 
 // An NCHW image of bytes made NHWC band by band, for the tiles of a parallel_for that read it:
 // each body's scratch slot (a WorkerScratch's) holds one NHWC image and a record of the pixels in
-// place; the run of pixels each task needs (its input rows, or its pixels; all their channels,
-// or with panels outermost only its panel's) is made there at its own place, what is already
-// there kept, also from the slot's earlier bodies in the same call (a
-// thread taking the same slot each time). Each thread then transposes the pixels it reads, while
-// they are in its cache, rather than the whole tensor being transposed first, by parts, into a
-// buffer that both threads read back (on two threads a third of a grouped 3x3 layer's time, much
-// of it read from the other core's cache; where every thread reads every pixel, as in a 1x1 layer
-// split by output channels, each transposes them all, at once, and reads its own copy).
+// place; the run of pixels each task needs (its input rows, or its pixels; all their channels, or
+// with panels outermost only its panel's) is made there at its own place, what is already there
+// kept, also from the slot's earlier bodies in the same call (a thread taking the same slot each
+// time). Each thread then transposes the pixels it reads, while they are in its cache, rather than
+// the whole tensor being transposed first, by parts, into a buffer that both threads read back (on
+// two threads a third of a grouped 3x3 layer's time, much of it read from the other core's cache;
+// where every thread reads every pixel, as in a 1x1 layer split by output channels, each
+// transposes them all, at once, and reads its own copy).
 class NhwcBands {
  public:
   // A slot's bytes, for images of `image_bytes`.
@@ -93,6 +93,7 @@ class NhwcBands {
     std::int64_t n = -1, first = 0, last = 0, channel = 0, count = 0;
   };
   static constexpr std::size_t kRecordBytes = 64;  // the image stays 64-byte aligned
+  static_assert(sizeof(Record) <= kRecordBytes);
 
   void transpose(std::int64_t first, std::int64_t last);
 

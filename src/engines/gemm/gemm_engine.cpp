@@ -381,7 +381,10 @@ class GemmKernel final : public PreparedKernel {
                 : transposes_bands() ? " (NCHW input made NHWC band by band as the tiles read it)"
                                      : " (NCHW input made NHWC in a copy)");
       }
-      if (d.output_layout == Layout::NCHW) out << " (NCHW output transposed from an NHWC copy)";
+      if (d.output_layout == Layout::NCHW) {
+        out << (pixels_outer_ ? " (NCHW output transposed from an NHWC copy)"
+                              : " (NCHW output transposed from an NHWC copy panel by panel)");
+      }
     }
     if (compact_copy_) out << " (strided pixels copied densely)";
     if (groups_per_panel_ > 1) {
@@ -412,11 +415,11 @@ class GemmKernel final : public PreparedKernel {
     RunContext ctx = call;
     const auto& d = problem_.desc();
     // NCHW tensors: the tiles run on NHWC. An input the plan copies anyway is transposed by that
-    // copy; one the tiles read themselves by output rows or pixel tiles is made NHWC band by band
-    // in their bodies (NhwcBands); any other whole, in scratch. The output is transposed back panel
-    // by panel in the tiles' parallel_for where panels are outermost (below), otherwise at the end
-    // (per task, while in cache, measured slower: a task's block spans 64 planes in short runs;
-    // per row of tasks, once all its panels are done, no faster).
+    // copy; one the tiles read themselves (output rows, pixel tiles, runs of pixels) is made NHWC
+    // band by band in their bodies (NhwcBands); any other whole, in scratch. The output is
+    // transposed back panel by panel in the tiles' parallel_for where panels are outermost (below),
+    // otherwise at the end (per task, while in cache, measured slower: a task's block spans 64
+    // planes in short runs; per row of tasks, once all its panels are done, no faster).
     const bool nchw_input = d.input_layout == Layout::NCHW;
     const bool bands = transposes_bands();
     if (nchw_input && !copies_input() && !bands) {
