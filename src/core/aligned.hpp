@@ -20,6 +20,11 @@ inline constexpr std::size_t kCacheLine = 64;
 void* allocate_aligned(std::size_t bytes);
 void free_aligned(void* p, std::size_t bytes) noexcept;
 
+// For a buffer about to be written whole: from 64 KiB up, the pages wholly inside
+// [p, p + bytes) made present in one call (Linux 5.14+; elsewhere nothing happens), not by a page
+// fault per 4 KiB as the writes reach them.
+void make_present(void* p, std::size_t bytes) noexcept;
+
 template <class T>
 struct CacheLineAllocator {
   using value_type = T;
@@ -39,7 +44,8 @@ using AlignedVector = std::vector<T, CacheLineAllocator<T>>;
 
 // The same storage, but resize() leaves new elements of a trivial type uninitialized: for a
 // buffer whose every element is written right after (zero-filling megabytes of packed weights
-// first would be a pass over memory of its own).
+// first would be a pass over memory of its own), so its pages are made present when it is
+// allocated (make_present).
 template <class T>
 struct UninitializedCacheLineAllocator : CacheLineAllocator<T> {
   template <class U>
@@ -49,6 +55,11 @@ struct UninitializedCacheLineAllocator : CacheLineAllocator<T> {
   UninitializedCacheLineAllocator() = default;
   template <class U>
   UninitializedCacheLineAllocator(const UninitializedCacheLineAllocator<U>&) {}  // NOLINT
+  T* allocate(std::size_t n) {
+    T* p = CacheLineAllocator<T>::allocate(n);
+    make_present(p, n * sizeof(T));
+    return p;
+  }
   template <class U>
   void construct(U* p) {
     ::new (static_cast<void*>(p)) U;  // default-initialized
