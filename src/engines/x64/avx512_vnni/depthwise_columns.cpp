@@ -126,8 +126,7 @@ struct Narrow<32> {
   static __m256i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
     const __m256i v = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at))
                            : _mm256_maskz_loadu_epi8(mask, at);
-    // Channel groups in the order of channel_order<32>: the unpacks then leave them in order.
-    return _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    return order_for_unpacks_32(v);  // the unpacks then leave the channels in order
   }
   static __m256i fill(std::uint8_t v) { return _mm256_set1_epi8(static_cast<char>(v)); }
   static __m256i flip(__m256i v) { return _mm256_xor_si256(v, fill(0x80)); }

@@ -21,4 +21,23 @@ namespace qconv::detail::avx512_vnni {
   q[3] = _mm512_unpackhi_epi16(ab_high, xy_high);
 }
 
+// 32 channels: a row's 4-byte channel groups put in the order that 256-bit unpacks then leave in
+// channel order (channel_order<32> in depthwise_columns.cpp does the same to a 512-bit load).
+[[gnu::always_inline]] inline __m256i order_for_unpacks_32(__m256i row) {
+  return _mm256_permutevar8x32_epi32(row, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+}
+
+// The 256-bit form of interleave_rows for rows in order_for_unpacks_32: q[0] holds channels 0-15
+// (each dword the 4 rows' bytes of one channel, in order), q[1] channels 16-31: the two vectors of
+// a 32-lane block's column.
+[[gnu::always_inline]] inline void interleave_rows_32(__m256i a, __m256i b, __m256i x, __m256i y,
+                                                      __m512i (&q)[2]) {
+  const __m256i ab_low = _mm256_unpacklo_epi8(a, b), ab_high = _mm256_unpackhi_epi8(a, b);
+  const __m256i xy_low = _mm256_unpacklo_epi8(x, y), xy_high = _mm256_unpackhi_epi8(x, y);
+  q[0] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_unpacklo_epi16(ab_low, xy_low)),
+                            _mm256_unpackhi_epi16(ab_low, xy_low), 1);
+  q[1] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_unpacklo_epi16(ab_high, xy_high)),
+                            _mm256_unpackhi_epi16(ab_high, xy_high), 1);
+}
+
 }  // namespace qconv::detail::avx512_vnni

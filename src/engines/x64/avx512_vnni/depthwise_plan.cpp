@@ -256,11 +256,12 @@ class DepthwiseKernel final : public PreparedKernel {
       }
       const int columns = consecutive ? static_cast<int>(c.kernel_cols.size()) : 0;
       c.kernel = depthwise_output_kernel(d.scheme.kind, d.output_dtype, columns, splits_, c.step);
-      // Stride 2 over 3 kernel columns in one group of rows, a u8 input, multiplier 1: full 64-lane
-      // blocks interleave their columns in registers instead of a buffer.
+      // Stride 2 over 3 kernel columns in one group of rows, a u8 input, multiplier 1: full 64-
+      // and 32-lane blocks interleave their columns in registers instead of a buffer.
       if (geometry_.column_phases.size() == 1 && columns == 3 && c.step == 2 &&
           geometry_.max_groups == 1 && !flip_input_ && multiplier_ == 1) {
-        fused_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_);
+        fused64_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_, 64);
+        fused32_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_, 32);
       }
     }
     plan_kernel_args();
@@ -292,12 +293,9 @@ class DepthwiseKernel final : public PreparedKernel {
           << slab_tasks_ << " task rows transposed in per-thread scratch)";
     }
     if (epilogue_ == nullptr) out << " (scalar output stage)";
-    const bool full_block = std::any_of(blocks_.begin(), blocks_.end(), [](const Block& b) {
-      return b.width == 64 && b.channels == 64;
-    });
-    if (fused_ != nullptr && full_block) {
-      out << " (full 64-channel blocks: columns interleaved in registers)";
-    }
+    const bool fused = std::any_of(blocks_.begin(), blocks_.end(),
+                                   [&](const Block& b) { return fused_kernel(b) != nullptr; });
+    if (fused) out << " (full 64- and 32-channel blocks: columns interleaved in registers)";
     return out.str();
   }
 
@@ -610,24 +608,31 @@ class DepthwiseKernel final : public PreparedKernel {
     build.groups = groups;
     build.zero_point = call.zx;
     build.out = scratch;
-    // A full 64-lane block with a fused kernel reads the rows itself: no buffer to build.
-    const DepthwiseColumns* source =
-        fused_ != nullptr && b.width == 64 && b.channels == 64 && groups == 1 ? &build : nullptr;
+    // A full block with a fused kernel reads the rows itself: no buffer to build.
+    const DepthwiseOutputKernel fused = groups == 1 ? fused_kernel(b) : nullptr;
+    const DepthwiseColumns* source = fused != nullptr ? &build : nullptr;
     if (groups > 0 && source == nullptr) depthwise_columns(build);
     write_row(call, out_image, y - first_out_row, phase, groups, b, block_index, scratch, raw,
-              source);
+              source, fused);
     if (geometry_.row_pairs && y + geometry_.row_step < out_h_) {
       write_row(call, out_image, y + geometry_.row_step - first_out_row, phase + 1, groups, b,
-                block_index, scratch, raw, source);
+                block_index, scratch, raw, source, fused);
     }
   }
 
-  // An output row of block b, row `at` of out_image, from the interleaved columns in `scratch`,
-  // with row phase a's weights.
+  // The kernel that interleaves block b's columns itself (a full 64- or 32-lane block of a layer
+  // that has one), or null: b's columns go through the buffer.
+  DepthwiseOutputKernel fused_kernel(const Block& b) const {
+    if (b.channels != b.width) return nullptr;
+    return b.width == 64 ? fused64_ : (b.width == 32 ? fused32_ : nullptr);
+  }
+
+  // An output row of block b, row `at` of out_image, from the interleaved columns in `scratch`
+  // (or, with a fused kernel, from `source`'s rows), with row phase a's weights.
   void write_row(const RowCall& call, void* out_image, std::int64_t at, std::size_t a,
                  std::int32_t groups, const Block& b, std::size_t block_index,
-                 const std::uint8_t* scratch, std::int32_t* raw,
-                 const DepthwiseColumns* source) const {
+                 const std::uint8_t* scratch, std::int32_t* raw, const DepthwiseColumns* source,
+                 DepthwiseOutputKernel fused) const {
     for (std::size_t c = 0; c < geometry_.column_phases.size(); ++c) {
       const ColumnPhase& phase = geometry_.column_phases[c];
       if (phase.pixels == 0) continue;
@@ -647,7 +652,7 @@ class DepthwiseKernel final : public PreparedKernel {
       o.stage = &call.stage;
       o.sums = raw;
       o.source = source;
-      (source != nullptr ? fused_ : phase.kernel)(o);
+      (fused != nullptr ? fused : phase.kernel)(o);
       if (epilogue_ != nullptr) continue;
       // No vector form for this (scheme, dtype): the scalar output stage, element by element.
       for (std::int64_t p = 0; p < phase.pixels; ++p) {
@@ -728,7 +733,8 @@ class DepthwiseKernel final : public PreparedKernel {
   std::int64_t slab_tasks_ = 0, slab_input_bytes_ = 0, slab_output_bytes_ = 0;
   std::int64_t blocks64_ = 0;  // the first blocks, 64 lanes wide
   EpilogueKernel epilogue_ = nullptr;
-  DepthwiseOutputKernel fused_ = nullptr;  // full 64-lane blocks' kernel, or null: the buffer's
+  // Full 64- and 32-lane blocks' kernels (fused_kernel), or null: the buffer's.
+  DepthwiseOutputKernel fused64_ = nullptr, fused32_ = nullptr;
   std::unique_ptr<DepthwisePlanePath> planes_;  // NCHW in and out, where it applies (else null)
 };
 
