@@ -24,7 +24,7 @@ inline constexpr PathSeed kPathSeeds[] = {
     {"depthwise-planes-rows", "strips of up to 16 output columns", true, true},
     {"depthwise-planes-slots", "slots of up to 16 output pixels a plane, vpermt2b)", true, true},
     {"dense-planes", "conv_planes_u8s8", true, true},
-    {"depthwise-full-blocks", "full 64- and 32-channel blocks", false, false},
+    {"depthwise-full-blocks", "full blocks: columns interleaved in registers", false, false},
     {"nchw-flat", "NCHW in and out: pixels in lanes, no transposes", false, false},
     {"grouped-panels", "per panel", true, false},
 };

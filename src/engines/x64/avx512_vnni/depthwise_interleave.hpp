@@ -40,4 +40,20 @@ namespace qconv::detail::avx512_vnni {
                             _mm256_unpackhi_epi16(ab_high, xy_high), 1);
 }
 
+// 16 channels of 4 rows (16 bytes each) into one vector, each dword the 4 rows' bytes of one
+// channel, channels in order: the rows side by side in the 128-bit lanes, one vpermd moving
+// channels 4j..4j+3 of every row into lane j, one vpshufb transposing each lane's 4x4 bytes.
+[[gnu::always_inline]] inline __m512i interleave_rows_16(__m128i a, __m128i b, __m128i x,
+                                                         __m128i y) {
+  __m512i v = _mm512_castsi128_si512(a);
+  v = _mm512_inserti32x4(v, b, 1);
+  v = _mm512_inserti32x4(v, x, 2);
+  v = _mm512_inserti32x4(v, y, 3);
+  // Dword 4j + r from dword 4r + j; then in each lane byte 4k + r from byte 4r + k.
+  const __m512i lanes = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i bytes =
+      _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  return _mm512_shuffle_epi8(_mm512_permutexvar_epi32(lanes, v), bytes);
+}
+
 }  // namespace qconv::detail::avx512_vnni

@@ -256,12 +256,13 @@ class DepthwiseKernel final : public PreparedKernel {
       }
       const int columns = consecutive ? static_cast<int>(c.kernel_cols.size()) : 0;
       c.kernel = depthwise_output_kernel(d.scheme.kind, d.output_dtype, columns, splits_, c.step);
-      // Stride 2 over 3 kernel columns in one group of rows, a u8 input, multiplier 1: full 64-
-      // and 32-lane blocks interleave their columns in registers instead of a buffer.
+      // Stride 2 over 3 kernel columns in one group of rows, a u8 input, multiplier 1: full 64-,
+      // 32- and 16-lane blocks interleave their columns in registers instead of a buffer.
       if (geometry_.column_phases.size() == 1 && columns == 3 && c.step == 2 &&
           geometry_.max_groups == 1 && !flip_input_ && multiplier_ == 1) {
         fused64_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_, 64);
         fused32_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_, 32);
+        fused16_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_, 16);
       }
     }
     plan_kernel_args();
@@ -295,7 +296,7 @@ class DepthwiseKernel final : public PreparedKernel {
     if (epilogue_ == nullptr) out << " (scalar output stage)";
     const bool fused = std::any_of(blocks_.begin(), blocks_.end(),
                                    [&](const Block& b) { return fused_kernel(b) != nullptr; });
-    if (fused) out << " (full 64- and 32-channel blocks: columns interleaved in registers)";
+    if (fused) out << " (full blocks: columns interleaved in registers)";
     return out.str();
   }
 
@@ -620,11 +621,11 @@ class DepthwiseKernel final : public PreparedKernel {
     }
   }
 
-  // The kernel that interleaves block b's columns itself (a full 64- or 32-lane block of a layer
-  // that has one), or null: b's columns go through the buffer.
+  // The kernel that interleaves block b's columns itself (a full block of a layer that has one),
+  // or null: b's columns go through the buffer.
   DepthwiseOutputKernel fused_kernel(const Block& b) const {
     if (b.channels != b.width) return nullptr;
-    return b.width == 64 ? fused64_ : (b.width == 32 ? fused32_ : nullptr);
+    return b.width == 64 ? fused64_ : (b.width == 32 ? fused32_ : fused16_);
   }
 
   // An output row of block b, row `at` of out_image, from the interleaved columns in `scratch`
@@ -733,8 +734,8 @@ class DepthwiseKernel final : public PreparedKernel {
   std::int64_t slab_tasks_ = 0, slab_input_bytes_ = 0, slab_output_bytes_ = 0;
   std::int64_t blocks64_ = 0;  // the first blocks, 64 lanes wide
   EpilogueKernel epilogue_ = nullptr;
-  // Full 64- and 32-lane blocks' kernels (fused_kernel), or null: the buffer's.
-  DepthwiseOutputKernel fused64_ = nullptr, fused32_ = nullptr;
+  // Full 64-, 32- and 16-lane blocks' kernels (fused_kernel), or null: the buffer's.
+  DepthwiseOutputKernel fused64_ = nullptr, fused32_ = nullptr, fused16_ = nullptr;
   std::unique_ptr<DepthwisePlanePath> planes_;  // NCHW in and out, where it applies (else null)
 };
 

@@ -194,9 +194,9 @@ void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t 
 DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int columns,
                                               int parts, int column_step);
 
-// The kernel for a full block of `width` (64 or 32) lanes (as many channels, multiplier 1) of a u8
-// input at stride 2 with 3 kernel columns at consecutive buffer columns, `parts` taps each, and one
-// group of rows: the columns interleaved in registers from DepthwiseOutputs::source, no buffer.
+// The kernel for a full block of `width` (64, 32 or 16) lanes (as many channels, multiplier 1) of a
+// u8 input at stride 2 with 3 kernel columns at consecutive buffer columns, `parts` taps each, and
+// one group of rows: the columns interleaved in registers from DepthwiseOutputs::source, no buffer.
 // Null where (scheme, output dtype) has no vector output stage to u8 or s8, for more than 2 parts,
 // or for another width.
 DepthwiseOutputKernel depthwise_fused_stride2_kernel(SchemeKind scheme, DType output_dtype,
