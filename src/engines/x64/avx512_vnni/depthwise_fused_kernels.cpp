@@ -124,10 +124,10 @@ struct FusedStride2Vector {
 
   template <int kTile>
   [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
+    // Column t of the tile feeds pixel p at kernel column s = t − 2p; weights [tap][16 lanes][4].
     __m512i acc[kTile];
 #pragma GCC unroll 8
     for (int p = 0; p < kTile; ++p) acc[p] = start;
-      // Column t of the tile feeds pixel p at kernel column s = t − 2p.
 #pragma GCC unroll 24
     for (int t = 0; t < 2 * kTile + 1; ++t) {
       const std::int64_t column = first_column + 2 * static_cast<std::int64_t>(first) + t;
