@@ -116,46 +116,6 @@ void build_columns(const DepthwiseColumns& c) {
   }
 }
 
-// Blocks of 32 or 16 channels (m = 1) in ymm or xmm registers: 256- and 128-bit byte unpacks issue
-// on two ports where 512-bit ones have one, and half the lanes of a zmm would be wasted.
-template <int kWidth>
-struct Narrow;
-template <>
-struct Narrow<32> {
-  using V = __m256i;
-  static __m256i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
-    const __m256i v = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at))
-                           : _mm256_maskz_loadu_epi8(mask, at);
-    return order_for_unpacks_32(v);  // the unpacks then leave the channels in order
-  }
-  static __m256i fill(std::uint8_t v) { return _mm256_set1_epi8(static_cast<char>(v)); }
-  static __m256i flip(__m256i v) { return _mm256_xor_si256(v, fill(0x80)); }
-  static __m256i lo8(__m256i a, __m256i b) { return _mm256_unpacklo_epi8(a, b); }
-  static __m256i hi8(__m256i a, __m256i b) { return _mm256_unpackhi_epi8(a, b); }
-  static __m256i lo16(__m256i a, __m256i b) { return _mm256_unpacklo_epi16(a, b); }
-  static __m256i hi16(__m256i a, __m256i b) { return _mm256_unpackhi_epi16(a, b); }
-  static void store(std::uint8_t* at, __m256i v) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(at), v);
-  }
-};
-template <>
-struct Narrow<16> {
-  using V = __m128i;
-  static __m128i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
-    return full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(at))
-                : _mm_maskz_loadu_epi8(static_cast<__mmask16>(mask), at);
-  }
-  static __m128i fill(std::uint8_t v) { return _mm_set1_epi8(static_cast<char>(v)); }
-  static __m128i flip(__m128i v) { return _mm_xor_si128(v, fill(0x80)); }
-  static __m128i lo8(__m128i a, __m128i b) { return _mm_unpacklo_epi8(a, b); }
-  static __m128i hi8(__m128i a, __m128i b) { return _mm_unpackhi_epi8(a, b); }
-  static __m128i lo16(__m128i a, __m128i b) { return _mm_unpacklo_epi16(a, b); }
-  static __m128i hi16(__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); }
-  static void store(std::uint8_t* at, __m128i v) {
-    _mm_store_si128(reinterpret_cast<__m128i*>(at), v);
-  }
-};
-
 template <int kWidth, bool kFlip>
 void build_narrow_columns(const DepthwiseColumns& c) {
   using N = Narrow<kWidth>;
@@ -191,11 +151,9 @@ void build_narrow_columns(const DepthwiseColumns& c) {
       return kFlip ? N::flip(v) : v;
     };
     for (std::int32_t j = left; j < right; ++j) {
-      const V a = load(0, j), b = load(1, j), x = load(2, j), y = load(3, j);
-      const V ab_low = N::lo8(a, b), ab_high = N::hi8(a, b);
-      const V xy_low = N::lo8(x, y), xy_high = N::hi8(x, y);
-      store(out + j * kColumnBytes, N::lo16(ab_low, xy_low), N::hi16(ab_low, xy_low),
-            N::lo16(ab_high, xy_high), N::hi16(ab_high, xy_high));
+      V q[4];
+      interleave_narrow_rows<kWidth>(load(0, j), load(1, j), load(2, j), load(3, j), q);
+      store(out + j * kColumnBytes, q[0], q[1], q[2], q[3]);
     }
     for (std::int32_t j = right; j < c.columns; ++j) {
       store(out + j * kColumnBytes, fill, fill, fill, fill);

@@ -50,14 +50,16 @@ struct FusedStride2Tiles {
                                            : fill;
       };
       interleave_rows(load(0), load(1), load(2), load(3), q);
-    } else {
+    } else {  // 256-bit unpacks (as the buffer's), their four results paired into two vectors
       const auto load = [&](int i) {
         return inside && row[i] != nullptr
-                   ? order_for_unpacks_32(_mm256_loadu_si256(
-                         reinterpret_cast<const __m256i*>(row[i] + column * pixel_bytes)))
+                   ? Narrow<32>::load(row[i] + column * pixel_bytes, ~std::uint32_t{0}, true)
                    : _mm512_castsi512_si256(fill);
       };
-      interleave_rows_32(load(0), load(1), load(2), load(3), q);
+      __m256i h[4];
+      interleave_narrow_rows<32>(load(0), load(1), load(2), load(3), h);
+      q[0] = _mm512_inserti64x4(_mm512_castsi256_si512(h[0]), h[1], 1);
+      q[1] = _mm512_inserti64x4(_mm512_castsi256_si512(h[2]), h[3], 1);
     }
   }
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // One column of 4 input rows interleaved for vpdpbusd: each s32 lane the 4 rows' bytes of one
 // channel. Shared by the column buffer's build (depthwise_columns.cpp) and the kernels that
-// interleave their columns in registers (depthwise_kernels.cpp). Only for files built with AVX-512
-// flags (see kernels.hpp).
+// interleave their columns in registers (depthwise_fused_kernels.cpp). Only for files built with
+// AVX-512 flags (see kernels.hpp).
 #pragma once
 
 #include <immintrin.h>
+
+#include <cstdint>
 
 namespace qconv::detail::avx512_vnni {
 
@@ -21,23 +23,64 @@ namespace qconv::detail::avx512_vnni {
   q[3] = _mm512_unpackhi_epi16(ab_high, xy_high);
 }
 
-// 32 channels: a row's 4-byte channel groups put in the order that 256-bit unpacks then leave in
-// channel order (channel_order<32> in depthwise_columns.cpp does the same to a 512-bit load).
-[[gnu::always_inline]] inline __m256i order_for_unpacks_32(__m256i row) {
-  return _mm256_permutevar8x32_epi32(row, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
-}
+// Blocks of 32 or 16 channels (m = 1) in ymm or xmm registers: 256- and 128-bit byte unpacks issue
+// on two ports where 512-bit ones have one, and half the lanes of a zmm would be wasted.
+template <int kWidth>
+struct Narrow;
+template <>
+struct Narrow<32> {
+  using V = __m256i;
+  static __m256i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
+    const __m256i v = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at))
+                           : _mm256_maskz_loadu_epi8(mask, at);
+    // Channel groups in the order of channel_order<32> (depthwise_columns.cpp): the unpacks then
+    // leave them in order.
+    return _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+  }
+  static __m256i fill(std::uint8_t v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+  static __m256i flip(__m256i v) { return _mm256_xor_si256(v, fill(0x80)); }
+  static __m256i lo8(__m256i a, __m256i b) { return _mm256_unpacklo_epi8(a, b); }
+  static __m256i hi8(__m256i a, __m256i b) { return _mm256_unpackhi_epi8(a, b); }
+  static __m256i lo16(__m256i a, __m256i b) { return _mm256_unpacklo_epi16(a, b); }
+  static __m256i hi16(__m256i a, __m256i b) { return _mm256_unpackhi_epi16(a, b); }
+  static void store(std::uint8_t* at, __m256i v) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(at), v);
+  }
+};
+template <>
+struct Narrow<16> {
+  using V = __m128i;
+  static __m128i load(const std::uint8_t* at, std::uint32_t mask, bool full) {
+    return full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(at))
+                : _mm_maskz_loadu_epi8(static_cast<__mmask16>(mask), at);
+  }
+  static __m128i fill(std::uint8_t v) { return _mm_set1_epi8(static_cast<char>(v)); }
+  static __m128i flip(__m128i v) { return _mm_xor_si128(v, fill(0x80)); }
+  static __m128i lo8(__m128i a, __m128i b) { return _mm_unpacklo_epi8(a, b); }
+  static __m128i hi8(__m128i a, __m128i b) { return _mm_unpackhi_epi8(a, b); }
+  static __m128i lo16(__m128i a, __m128i b) { return _mm_unpacklo_epi16(a, b); }
+  static __m128i hi16(__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); }
+  static void store(std::uint8_t* at, __m128i v) {
+    _mm_store_si128(reinterpret_cast<__m128i*>(at), v);
+  }
+};
 
-// The 256-bit form of interleave_rows for rows in order_for_unpacks_32: q[0] holds channels 0-15
-// (each dword the 4 rows' bytes of one channel, in order), q[1] channels 16-31: the two vectors of
-// a 32-lane block's column.
-[[gnu::always_inline]] inline void interleave_rows_32(__m256i a, __m256i b, __m256i x, __m256i y,
-                                                      __m512i (&q)[2]) {
-  const __m256i ab_low = _mm256_unpacklo_epi8(a, b), ab_high = _mm256_unpackhi_epi8(a, b);
-  const __m256i xy_low = _mm256_unpacklo_epi8(x, y), xy_high = _mm256_unpackhi_epi8(x, y);
-  q[0] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_unpacklo_epi16(ab_low, xy_low)),
-                            _mm256_unpackhi_epi16(ab_low, xy_low), 1);
-  q[1] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_unpacklo_epi16(ab_high, xy_high)),
-                            _mm256_unpackhi_epi16(ab_high, xy_high), 1);
+// interleave_rows for a block of 32 or 16 channels, its rows loaded by Narrow<kWidth>::load: q[i]
+// is the column's bytes kWidth·i to kWidth·(i + 1) (with 32 channels q[0] and q[1] make its first
+// vector, channels 0-15 in order; with 16, q[0] to q[3] are its one vector's 128-bit lanes).
+template <int kWidth>
+[[gnu::always_inline]] inline void interleave_narrow_rows(typename Narrow<kWidth>::V a,
+                                                          typename Narrow<kWidth>::V b,
+                                                          typename Narrow<kWidth>::V x,
+                                                          typename Narrow<kWidth>::V y,
+                                                          typename Narrow<kWidth>::V (&q)[4]) {
+  using N = Narrow<kWidth>;
+  const auto ab_low = N::lo8(a, b), ab_high = N::hi8(a, b);
+  const auto xy_low = N::lo8(x, y), xy_high = N::hi8(x, y);
+  q[0] = N::lo16(ab_low, xy_low);
+  q[1] = N::hi16(ab_low, xy_low);
+  q[2] = N::lo16(ab_high, xy_high);
+  q[3] = N::hi16(ab_high, xy_high);
 }
 
 // 16 channels of 4 rows (16 bytes each) into one vector, each dword the 4 rows' bytes of one

@@ -209,6 +209,9 @@ struct Block {
   std::int32_t channels;      // valid output channels
   std::int64_t input_offset;  // first input channel read
   std::int32_t input_bytes;   // bytes read per column
+  // A full block's kernel that interleaves its columns itself (stride 2 layers that have one), or
+  // null: its columns go through the buffer.
+  DepthwiseOutputKernel fused;
 };
 
 class DepthwiseKernel final : public PreparedKernel {
@@ -260,9 +263,10 @@ class DepthwiseKernel final : public PreparedKernel {
       // 32- and 16-lane blocks interleave their columns in registers instead of a buffer.
       if (geometry_.column_phases.size() == 1 && columns == 3 && c.step == 2 &&
           geometry_.max_groups == 1 && !flip_input_ && multiplier_ == 1) {
-        fused64_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_, 64);
-        fused32_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_, 32);
-        fused16_ = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_, 16);
+        for (Block& b : blocks_) {
+          if (b.channels != b.width) continue;
+          b.fused = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_, b.width);
+        }
       }
     }
     plan_kernel_args();
@@ -295,7 +299,7 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     if (epilogue_ == nullptr) out << " (scalar output stage)";
     const bool fused = std::any_of(blocks_.begin(), blocks_.end(),
-                                   [&](const Block& b) { return fused_kernel(b) != nullptr; });
+                                   [](const Block& b) { return b.fused != nullptr; });
     if (fused) out << " (full blocks: columns interleaved in registers)";
     return out.str();
   }
@@ -610,30 +614,22 @@ class DepthwiseKernel final : public PreparedKernel {
     build.zero_point = call.zx;
     build.out = scratch;
     // A full block with a fused kernel reads the rows itself: no buffer to build.
-    const DepthwiseOutputKernel fused = groups == 1 ? fused_kernel(b) : nullptr;
-    const DepthwiseColumns* source = fused != nullptr ? &build : nullptr;
+    const DepthwiseColumns* source = b.fused != nullptr && groups == 1 ? &build : nullptr;
     if (groups > 0 && source == nullptr) depthwise_columns(build);
     write_row(call, out_image, y - first_out_row, phase, groups, b, block_index, scratch, raw,
-              source, fused);
+              source);
     if (geometry_.row_pairs && y + geometry_.row_step < out_h_) {
       write_row(call, out_image, y + geometry_.row_step - first_out_row, phase + 1, groups, b,
-                block_index, scratch, raw, source, fused);
+                block_index, scratch, raw, source);
     }
   }
 
-  // The kernel that interleaves block b's columns itself (a full block of a layer that has one),
-  // or null: b's columns go through the buffer.
-  DepthwiseOutputKernel fused_kernel(const Block& b) const {
-    if (b.channels != b.width) return nullptr;
-    return b.width == 64 ? fused64_ : (b.width == 32 ? fused32_ : fused16_);
-  }
-
   // An output row of block b, row `at` of out_image, from the interleaved columns in `scratch`
-  // (or, with a fused kernel, from `source`'s rows), with row phase a's weights.
+  // (or, with b's fused kernel, from `source`'s rows), with row phase a's weights.
   void write_row(const RowCall& call, void* out_image, std::int64_t at, std::size_t a,
                  std::int32_t groups, const Block& b, std::size_t block_index,
-                 const std::uint8_t* scratch, std::int32_t* raw, const DepthwiseColumns* source,
-                 DepthwiseOutputKernel fused) const {
+                 const std::uint8_t* scratch, std::int32_t* raw,
+                 const DepthwiseColumns* source) const {
     for (std::size_t c = 0; c < geometry_.column_phases.size(); ++c) {
       const ColumnPhase& phase = geometry_.column_phases[c];
       if (phase.pixels == 0) continue;
@@ -653,7 +649,7 @@ class DepthwiseKernel final : public PreparedKernel {
       o.stage = &call.stage;
       o.sums = raw;
       o.source = source;
-      (fused != nullptr ? fused : phase.kernel)(o);
+      (source != nullptr ? b.fused : phase.kernel)(o);
       if (epilogue_ != nullptr) continue;
       // No vector form for this (scheme, dtype): the scalar output stage, element by element.
       for (std::int64_t p = 0; p < phase.pixels; ++p) {
@@ -734,8 +730,6 @@ class DepthwiseKernel final : public PreparedKernel {
   std::int64_t slab_tasks_ = 0, slab_input_bytes_ = 0, slab_output_bytes_ = 0;
   std::int64_t blocks64_ = 0;  // the first blocks, 64 lanes wide
   EpilogueKernel epilogue_ = nullptr;
-  // Full 64-, 32- and 16-lane blocks' kernels (fused_kernel), or null: the buffer's.
-  DepthwiseOutputKernel fused64_ = nullptr, fused32_ = nullptr, fused16_ = nullptr;
   std::unique_ptr<DepthwisePlanePath> planes_;  // NCHW in and out, where it applies (else null)
 };
 
