@@ -93,7 +93,7 @@ void build_columns(const DepthwiseColumns& c) {
     const std::uint8_t* row[4];
     for (int i = 0; i < 4; ++i) {
       const std::uint8_t* r = c.rows[g * 4 + i];
-      row[i] = r != nullptr ? r + c.first_column * c.pixel_bytes : nullptr;
+      row[i] = r != nullptr ? r + c.channel_offset + c.first_column * c.pixel_bytes : nullptr;
     }
     for (std::int32_t j = 0; j < left; ++j) {
       store_column<kWidth>(out + j * kColumnBytes, fill, fill, fill, fill);
@@ -141,7 +141,7 @@ void build_narrow_columns(const DepthwiseColumns& c) {
     const std::uint8_t* row[4];
     for (int i = 0; i < 4; ++i) {
       const std::uint8_t* r = c.rows[g * 4 + i];
-      row[i] = r != nullptr ? r + c.first_column * c.pixel_bytes : nullptr;
+      row[i] = r != nullptr ? r + c.channel_offset + c.first_column * c.pixel_bytes : nullptr;
     }
     for (std::int32_t j = 0; j < left; ++j) store(out + j * kColumnBytes, fill, fill, fill, fill);
     const std::int64_t step = c.pixel_bytes;

@@ -129,9 +129,10 @@ constexpr int depthwise_lane(int width, int c) {
 }
 
 struct DepthwiseColumns {
-  // Per group 4 rows, each the address of its input column 0 at the block's first input channel,
+  // Per group 4 rows, each the address of its input column 0 (the same for every block of a row),
   // or null (a padding row, or a slot past the kernel's rows): the zero point then.
   const std::uint8_t* const* rows;  // [groups][4]
+  std::int64_t channel_offset;      // the block's first input channel, added to each row's address
   std::int32_t groups;
   std::int64_t pixel_bytes;   // bytes between input columns (C_in)
   std::int64_t in_width;      // columns outside [0, in_width) hold the zero point
@@ -173,8 +174,9 @@ struct DepthwiseOutputs {
   // Written instead of the output when the (scheme, output dtype) has no vector output stage: the
   // exact sums, [pixels rounded up to 8][64], 64-byte aligned, for the scalar stage.
   std::int32_t* sums;
-  // A fused kernel's input rows (its rows, first_column, in_width, pixel_bytes and zero_point),
-  // interleaved in registers: `columns` is then not read. Null for the others.
+  // A fused kernel's input rows (its rows, at the block's first channel with channel_offset 0,
+  // first_column, in_width, pixel_bytes and zero_point), interleaved in registers: `columns` is
+  // then not read. Null for the others.
   const DepthwiseColumns* source;
 };
 using DepthwiseOutputKernel = void (*)(const DepthwiseOutputs&);
