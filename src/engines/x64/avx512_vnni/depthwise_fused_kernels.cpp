@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Depthwise kernels at stride 2 that interleave their input columns in registers, tile by tile,
-// instead of reading a column buffer (depthwise_fused_stride2_kernel in kernels.hpp): the tiles'
+// Depthwise kernels at stride 1 and 2 that interleave their input columns in registers, tile by
+// tile, instead of reading a column buffer (depthwise_fused_kernel in kernels.hpp): the tiles'
 // accumulation order and output stage are those of depthwise_tiles.hpp.
 //
 // Built with AVX-512 flags: see kernels.hpp for why this file uses no standard-library templates.
@@ -15,24 +15,28 @@ namespace {
 
 using namespace depthwise;
 
-// Stride 2, 3 kernel columns, one group of 4 rows, a full block of 64 (kVectors 4) or 32
-// (kVectors 2) lanes of a u8 input, the columns never written to a buffer
-// (DepthwiseOutputs::source): a tile interleaves the 2·kTile + 1 input columns it reads in
-// registers and feeds each straight to its vpdpbusd. At stride 2 every pixel has two columns of
+// Stride kStep (1 or 2), 3 kernel columns, one group of 4 rows, a full block of 64 (kVectors 4) or
+// 32 (kVectors 2) lanes of a u8 input, the columns never written to a buffer
+// (DepthwiseOutputs::source): a tile interleaves the kStep·(kTile − 1) + 3 input columns it reads
+// in registers and feeds each straight to its vpdpbusd. At stride 2 every pixel has two columns of
 // its own; built into a buffer, their stores and the loads back cost more than the unpacks and the
 // tile's vpdpbusd together (a 32-lane block took 1.6x the time per channel of a fused 64-lane one
-// through the buffer: MobileNetV2's b2.dw, 96 channels).
+// through the buffer: MobileNetV2's b2.dw, 96 channels). At stride 1 a tile of 4 pixels unpacks
+// 6 columns where the buffer built 4 once for both rows of a pair, yet the unpacks (one shuffle
+// port) overlap the vpdpbusd and the output stage (other ports) here, where the buffer's build and
+// the kernel ran one after the other: MobileNetV2's 14x14 and 7x7 layers 10-13 % faster.
 // kParts: each kernel column's w − zw in that many s8 parts, one vpdpbusd each.
-template <SchemeKind K, bool kSaturatedLow, bool kSaturatedHigh, int kParts, int kVectors>
-struct FusedStride2Tiles {
+template <SchemeKind K, bool kSaturatedLow, bool kSaturatedHigh, int kParts, int kVectors,
+          int kStep>
+struct FusedTiles {
   static constexpr std::int64_t kTapBytes = 64 * kVectors;  // a tap's weights: [lanes][4 rows]
   // Its start and output stage.
-  BlockTiles<K, Written::bytes, kSaturatedLow, kSaturatedHigh, 3, kParts, 2, kVectors> block;
+  BlockTiles<K, Written::bytes, kSaturatedLow, kSaturatedHigh, 3, kParts, kStep, kVectors> block;
   const std::uint8_t* row[4];  // input column 0 of each slot, or null: the zero point
   __m512i fill;
   std::int64_t pixel_bytes, first_column, in_width;
 
-  explicit FusedStride2Tiles(const DepthwiseOutputs& o)
+  explicit FusedTiles(const DepthwiseOutputs& o)
       : block(o),
         fill(_mm512_set1_epi8(static_cast<char>(o.source->zero_point))),
         pixel_bytes(o.source->pixel_bytes),
@@ -74,15 +78,15 @@ struct FusedStride2Tiles {
     // Weights [tap][lanes][4]: part k of kernel column s is tap kParts·s + k, its vector v at
     // kTapBytes·tap + 64·v.
     const std::int8_t* w = block.o.weights;
-    // Column t of the tile feeds pixel p at kernel column s = t − 2p.
+    // Column t of the tile feeds pixel p at kernel column s = t − kStep·p.
 #pragma GCC unroll 16
-    for (int t = 0; t < 2 * kTile + 1; ++t) {
+    for (int t = 0; t < kStep * (kTile - 1) + 3; ++t) {
       __m512i q[kVectors];
-      interleave(first_column + 2 * static_cast<std::int64_t>(first) + t, q);
+      interleave(first_column + kStep * static_cast<std::int64_t>(first) + t, q);
 #pragma GCC unroll 3
       for (int s = 0; s < 3; ++s) {
-        if (t < s || (t - s) % 2 != 0 || (t - s) / 2 >= kTile) continue;
-        const int p = (t - s) / 2;
+        if (t < s || (t - s) % kStep != 0 || (t - s) / kStep >= kTile) continue;
+        const int p = (t - s) / kStep;
 #pragma GCC unroll 4
         for (int v = 0; v < kVectors; ++v) {
 #pragma GCC unroll 2
@@ -103,8 +107,8 @@ struct FusedStride2Tiles {
 // The same for a full 16-lane block: one vector, tiles of 8 pixels, each sum narrowed and stored on
 // its own (as VectorTiles, the buffer's kernel for such a block, which took 3.5x the time per
 // channel of a fused 64-lane block at stride 2: MobileNetV2's b4.dw, 144 channels: 64 + 64 + 16).
-template <SchemeKind K, int kParts, bool kSaturatedHigh>
-struct FusedStride2Vector {
+template <SchemeKind K, int kParts, bool kSaturatedHigh, int kStep>
+struct FusedVector {
   const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   const std::uint8_t* row[4];
   __m128i fill;
@@ -112,7 +116,7 @@ struct FusedStride2Vector {
   __m512i start;
   Sink<K, Written::bytes, kSaturatedHigh> sink;
 
-  explicit FusedStride2Vector(const DepthwiseOutputs& outputs)
+  explicit FusedVector(const DepthwiseOutputs& outputs)
       : o(outputs),
         fill(_mm_set1_epi8(static_cast<char>(outputs.source->zero_point))),
         pixel_bytes(outputs.source->pixel_bytes),
@@ -126,13 +130,14 @@ struct FusedStride2Vector {
 
   template <int kTile>
   [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
-    // Column t of the tile feeds pixel p at kernel column s = t − 2p; weights [tap][16 lanes][4].
+    // Column t of the tile feeds pixel p at kernel column s = t − kStep·p; weights
+    // [tap][16 lanes][4].
     __m512i acc[kTile];
 #pragma GCC unroll 8
     for (int p = 0; p < kTile; ++p) acc[p] = start;
 #pragma GCC unroll 24
-    for (int t = 0; t < 2 * kTile + 1; ++t) {
-      const std::int64_t column = first_column + 2 * static_cast<std::int64_t>(first) + t;
+    for (int t = 0; t < kStep * (kTile - 1) + 3; ++t) {
+      const std::int64_t column = first_column + kStep * static_cast<std::int64_t>(first) + t;
       const bool inside = column >= 0 && column < in_width;
       const auto load = [&](int i) {
         return inside && row[i] != nullptr ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(
@@ -142,8 +147,8 @@ struct FusedStride2Vector {
       const __m512i x = interleave_rows_16(load(0), load(1), load(2), load(3));
 #pragma GCC unroll 3
       for (int s = 0; s < 3; ++s) {
-        if (t < s || (t - s) % 2 != 0 || (t - s) / 2 >= kTile) continue;
-        const int p = (t - s) / 2;
+        if (t < s || (t - s) % kStep != 0 || (t - s) / kStep >= kTile) continue;
+        const int p = (t - s) / kStep;
 #pragma GCC unroll 2
         for (int k = 0; k < kParts; ++k) {
           acc[p] =
@@ -158,17 +163,17 @@ struct FusedStride2Vector {
   }
 };
 
-template <SchemeKind K, int kParts>
-void run_fused_stride2_vector(const DepthwiseOutputs& o) {
+template <SchemeKind K, int kParts, int kStep>
+void run_fused_vector(const DepthwiseOutputs& o) {
   if constexpr (K == SchemeKind::fbgemm && kEveryKernelVariant) {
-    if (o.saturated_high) return for_tiles<8>(o.pixels, FusedStride2Vector<K, kParts, true>(o));
+    if (o.saturated_high) return for_tiles<8>(o.pixels, FusedVector<K, kParts, true, kStep>(o));
   }
-  for_tiles<8>(o.pixels, FusedStride2Vector<K, kParts, false>(o));
+  for_tiles<8>(o.pixels, FusedVector<K, kParts, false, kStep>(o));
 }
 
-// Tiles of 4 pixels (for 32 lanes, 6 or 8 measured no faster).
-template <SchemeKind K, int kParts, int kVectors>
-void run_fused_stride2(const DepthwiseOutputs& o) {
+// Tiles of 4 pixels (for 32 lanes at stride 2, 6 or 8 measured no faster).
+template <SchemeKind K, int kParts, int kVectors, int kStep>
+void run_fused(const DepthwiseOutputs& o) {
   constexpr int kTile = 4;
   // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
   const StageView& s = *o.stage;
@@ -176,50 +181,57 @@ void run_fused_stride2(const DepthwiseOutputs& o) {
     if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
       if constexpr (K == SchemeKind::fbgemm) {
         if (o.saturated_high) {
-          return for_tiles<kTile>(o.pixels, FusedStride2Tiles<K, true, true, kParts, kVectors>(o));
+          return for_tiles<kTile>(o.pixels, FusedTiles<K, true, true, kParts, kVectors, kStep>(o));
         }
       }
-      return for_tiles<kTile>(o.pixels, FusedStride2Tiles<K, true, false, kParts, kVectors>(o));
+      return for_tiles<kTile>(o.pixels, FusedTiles<K, true, false, kParts, kVectors, kStep>(o));
     }
   }
-  for_tiles<kTile>(o.pixels, FusedStride2Tiles<K, false, false, kParts, kVectors>(o));
+  for_tiles<kTile>(o.pixels, FusedTiles<K, false, false, kParts, kVectors, kStep>(o));
+}
+
+template <SchemeKind K, int kParts, int kStep>
+DepthwiseOutputKernel fused_for_width(int width) {
+  if (width == 64) return &run_fused<K, kParts, 4, kStep>;
+  if (width == 16) return &run_fused_vector<K, kParts, kStep>;
+  // At stride 1 a 32-lane block reads the buffer: fused, with tiles of 4 or 8 pixels, it took
+  // 1.2-1.3x the time (MobileNetV2's b1.dw).
+  if constexpr (kStep == 2) {
+    if (width == 32) return &run_fused<K, kParts, 2, kStep>;
+  }
+  return nullptr;
 }
 
 template <SchemeKind K>
-DepthwiseOutputKernel fused_stride2_parts(int parts, int width) {
-  if (width == 64) {
-    if (parts == 1) return &run_fused_stride2<K, 1, 4>;
-    return parts == 2 ? &run_fused_stride2<K, 2, 4> : nullptr;
+DepthwiseOutputKernel fused_kernel(int parts, int width, int step) {
+  if (step == 2) {
+    if (parts == 1) return fused_for_width<K, 1, 2>(width);
+    return parts == 2 ? fused_for_width<K, 2, 2>(width) : nullptr;
   }
-  if (width == 32) {
-    if (parts == 1) return &run_fused_stride2<K, 1, 2>;
-    return parts == 2 ? &run_fused_stride2<K, 2, 2> : nullptr;
-  }
-  if (width == 16) {
-    if (parts == 1) return &run_fused_stride2_vector<K, 1>;
-    return parts == 2 ? &run_fused_stride2_vector<K, 2> : nullptr;
-  }
+  // At stride 1, w − zw in two parts reads the buffer: fused, MobileNetV2's stride-1 layers took
+  // 9-18 % longer (twice the vpdpbusd leave no port idle for the unpacks).
+  if (step == 1 && parts == 1) return fused_for_width<K, 1, 1>(width);
   return nullptr;
 }
 
 }  // namespace
 
-DepthwiseOutputKernel depthwise_fused_stride2_kernel(SchemeKind scheme, DType output_dtype,
-                                                     int parts, int width) {
+DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
+                                             int width, int step) {
   if (output_dtype == DType::s32 || epilogue_kernel(scheme, output_dtype) == nullptr) {
     return nullptr;
   }
   switch (scheme) {
-    case SchemeKind::fbgemm: return fused_stride2_parts<SchemeKind::fbgemm>(parts, width);
-    case SchemeKind::qnnpack: return fused_stride2_parts<SchemeKind::qnnpack>(parts, width);
-    case SchemeKind::onednn: return fused_stride2_parts<SchemeKind::onednn>(parts, width);
-    case SchemeKind::onnx: return fused_stride2_parts<SchemeKind::onnx>(parts, width);
-    case SchemeKind::tvm: return fused_stride2_parts<SchemeKind::tvm>(parts, width);
-    case SchemeKind::tvm_f32: return fused_stride2_parts<SchemeKind::tvm_f32>(parts, width);
-    case SchemeKind::tflite: return fused_stride2_parts<SchemeKind::tflite>(parts, width);
+    case SchemeKind::fbgemm: return fused_kernel<SchemeKind::fbgemm>(parts, width, step);
+    case SchemeKind::qnnpack: return fused_kernel<SchemeKind::qnnpack>(parts, width, step);
+    case SchemeKind::onednn: return fused_kernel<SchemeKind::onednn>(parts, width, step);
+    case SchemeKind::onnx: return fused_kernel<SchemeKind::onnx>(parts, width, step);
+    case SchemeKind::tvm: return fused_kernel<SchemeKind::tvm>(parts, width, step);
+    case SchemeKind::tvm_f32: return fused_kernel<SchemeKind::tvm_f32>(parts, width, step);
+    case SchemeKind::tflite: return fused_kernel<SchemeKind::tflite>(parts, width, step);
     case SchemeKind::tflite_single:
-      return fused_stride2_parts<SchemeKind::tflite_single>(parts, width);
-    case SchemeKind::onnxruntime: return fused_stride2_parts<SchemeKind::onnxruntime>(parts, width);
+      return fused_kernel<SchemeKind::tflite_single>(parts, width, step);
+    case SchemeKind::onnxruntime: return fused_kernel<SchemeKind::onnxruntime>(parts, width, step);
     case SchemeKind::int32: break;
   }
   return nullptr;

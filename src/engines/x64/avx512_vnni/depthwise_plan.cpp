@@ -209,8 +209,8 @@ struct Block {
   std::int32_t channels;      // valid output channels
   std::int64_t input_offset;  // first input channel read
   std::int32_t input_bytes;   // bytes read per column
-  // A full block's kernel that interleaves its columns itself (stride 2 layers that have one), or
-  // null: its columns go through the buffer.
+  // A full block's kernel that interleaves its columns itself (3-column stride 1 and 2 layers that
+  // have one), or null: its columns go through the buffer.
   DepthwiseOutputKernel fused;
 };
 
@@ -259,13 +259,14 @@ class DepthwiseKernel final : public PreparedKernel {
       }
       const int columns = consecutive ? static_cast<int>(c.kernel_cols.size()) : 0;
       c.kernel = depthwise_output_kernel(d.scheme.kind, d.output_dtype, columns, splits_, c.step);
-      // Stride 2 over 3 kernel columns in one group of rows, a u8 input, multiplier 1: full 64-,
-      // 32- and 16-lane blocks interleave their columns in registers instead of a buffer.
-      if (geometry_.column_phases.size() == 1 && columns == 3 && c.step == 2 &&
+      // Stride 1 or 2 over 3 kernel columns in one group of rows, a u8 input, multiplier 1: full
+      // blocks interleave their columns in registers instead of a buffer, where a kernel does
+      // (depthwise_fused_kernel: at stride 2 every width, at stride 1 64 and 16 lanes).
+      if (geometry_.column_phases.size() == 1 && columns == 3 && (c.step == 2 || c.step == 1) &&
           geometry_.max_groups == 1 && !flip_input_ && multiplier_ == 1) {
         for (Block& b : blocks_) {
           if (b.channels != b.width) continue;
-          b.fused = depthwise_fused_stride2_kernel(d.scheme.kind, d.output_dtype, splits_, b.width);
+          b.fused = depthwise_fused_kernel(d.scheme.kind, d.output_dtype, splits_, b.width, c.step);
         }
       }
     }
