@@ -22,9 +22,10 @@ using namespace depthwise;
 // its own; built into a buffer, their stores and the loads back cost more than the unpacks and the
 // tile's vpdpbusd together (a 32-lane block took 1.6x the time per channel of a fused 64-lane one
 // through the buffer: MobileNetV2's b2.dw, 96 channels). At stride 1 a tile of 4 pixels unpacks
-// 6 columns where the buffer built 4 once for both rows of a pair, yet the unpacks (one shuffle
-// port) overlap the vpdpbusd and the output stage (other ports) here, where the buffer's build and
-// the kernel ran one after the other: MobileNetV2's 14x14 and 7x7 layers 10-13 % faster.
+// 6 columns where the buffer built 4 once for both rows of a pair, yet here the unpacks (4 a cycle
+// on Zen 5, where vpdpbusd and the stage's converts and multiplies issue 2) overlap the vpdpbusd
+// and the output stage, where the buffer's build, its stores and the kernel's loads back ran
+// before the kernel: MobileNetV2's 14x14 and 7x7 layers 10-13 % faster.
 // kParts: each kernel column's w − zw in that many s8 parts, one vpdpbusd each.
 template <SchemeKind K, bool kSaturatedLow, bool kSaturatedHigh, int kParts, int kVectors,
           int kStep>
