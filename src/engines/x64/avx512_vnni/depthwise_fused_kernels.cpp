@@ -46,9 +46,6 @@ struct FusedTiles {
     for (int i = 0; i < 4; ++i) row[i] = o.source->rows[i];
   }
 
-  // The lower row of a row pair (DepthwiseOutputs::lower).
-  void retarget(const DepthwiseOutputs& row) { block.retarget(row); }
-
   // Input column `column` of the 4 rows interleaved: q[v] is the column's vector v in the buffer.
   [[gnu::always_inline]] void interleave(std::int64_t column, __m512i (&q)[kVectors]) const {
     const bool inside = column >= 0 && column < in_width;
@@ -113,7 +110,7 @@ struct FusedTiles {
 // channel of a fused 64-lane block at stride 2: MobileNetV2's b4.dw, 144 channels: 64 + 64 + 16).
 template <SchemeKind K, int kParts, bool kSaturatedHigh, int kStep>
 struct FusedVector {
-  DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
+  const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   const std::uint8_t* row[4];
   __m128i fill;
   std::int64_t pixel_bytes, first_column, in_width;
@@ -126,20 +123,10 @@ struct FusedVector {
         pixel_bytes(outputs.source->pixel_bytes),
         first_column(outputs.source->first_column),
         in_width(outputs.source->in_width),
-        start(start_of(outputs)),
+        start(_mm512_mullo_epi32(_mm512_set1_epi32(-outputs.zero_point),
+                                 _mm512_loadu_si512(outputs.weight_sums))),
         sink(outputs, 0) {
     for (int i = 0; i < 4; ++i) row[i] = outputs.source->rows[i];
-  }
-
-  static __m512i start_of(const DepthwiseOutputs& row) {
-    return _mm512_mullo_epi32(_mm512_set1_epi32(-row.zero_point),
-                              _mm512_loadu_si512(row.weight_sums));
-  }
-  // The lower row of a row pair (DepthwiseOutputs::lower).
-  void retarget(const DepthwiseOutputs& row) {
-    o.weights = row.weights;
-    start = start_of(row);
-    sink.out = static_cast<std::byte*>(row.output);
   }
 
   template <int kTile>
@@ -177,23 +164,12 @@ struct FusedVector {
   }
 };
 
-// The row's tiles, then those of the lower row of its pair where there is one: the kernel's set-up
-// (its copies of the arguments and the stage, the rows) and the call done once for both
-// (MobileNetV1's and MobileNetV2's 14x14 to 56x56 layers 2-5 % faster; the 7x7 ones unchanged).
-template <int kTile, class Tiles>
-[[gnu::always_inline]] inline void for_rows(const DepthwiseOutputs& o, Tiles tiles) {
-  for_tiles<kTile>(o.pixels, tiles);
-  if (o.lower == nullptr) return;
-  tiles.retarget(*o.lower);
-  for_tiles<kTile>(o.lower->pixels, tiles);
-}
-
 template <SchemeKind K, int kParts, int kStep>
 void run_fused_vector(const DepthwiseOutputs& o) {
   if constexpr (K == SchemeKind::fbgemm && kEveryKernelVariant) {
-    if (o.saturated_high) return for_rows<8>(o, FusedVector<K, kParts, true, kStep>(o));
+    if (o.saturated_high) return for_tiles<8>(o.pixels, FusedVector<K, kParts, true, kStep>(o));
   }
-  for_rows<8>(o, FusedVector<K, kParts, false, kStep>(o));
+  for_tiles<8>(o.pixels, FusedVector<K, kParts, false, kStep>(o));
 }
 
 // Tiles of 4 pixels (for 32 lanes at stride 2, 6 or 8 measured no faster).
@@ -206,13 +182,13 @@ void run_fused(const DepthwiseOutputs& o) {
     if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
       if constexpr (K == SchemeKind::fbgemm) {
         if (o.saturated_high) {
-          return for_rows<kTile>(o, FusedTiles<K, true, true, kParts, kVectors, kStep>(o));
+          return for_tiles<kTile>(o.pixels, FusedTiles<K, true, true, kParts, kVectors, kStep>(o));
         }
       }
-      return for_rows<kTile>(o, FusedTiles<K, true, false, kParts, kVectors, kStep>(o));
+      return for_tiles<kTile>(o.pixels, FusedTiles<K, true, false, kParts, kVectors, kStep>(o));
     }
   }
-  for_rows<kTile>(o, FusedTiles<K, false, false, kParts, kVectors, kStep>(o));
+  for_tiles<kTile>(o.pixels, FusedTiles<K, false, false, kParts, kVectors, kStep>(o));
 }
 
 template <SchemeKind K, int kParts, int kStep>

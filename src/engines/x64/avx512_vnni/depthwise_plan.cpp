@@ -636,16 +636,6 @@ class DepthwiseKernel final : public PreparedKernel {
         source = &build;
       }
       if (groups > 0 && source == nullptr) depthwise_columns(build);
-      if (pair && source != nullptr) {  // both rows in one call (one column phase: see plan)
-        DepthwiseOutputs upper = outputs(call, out_image, y - first_out_row, phase, 0, groups, b, k,
-                                         scratch, raw, source);
-        const DepthwiseOutputs lower =
-            outputs(call, out_image, y + geometry_.row_step - first_out_row, phase + 1, 0, groups,
-                    b, k, scratch, raw, source);
-        upper.lower = &lower;
-        b.fused(upper);
-        continue;
-      }
       write_row(call, out_image, y - first_out_row, phase, groups, b, k, scratch, raw, source);
       if (pair) {
         write_row(call, out_image, y + geometry_.row_step - first_out_row, phase + 1, groups, b, k,
@@ -654,47 +644,38 @@ class DepthwiseKernel final : public PreparedKernel {
     }
   }
 
-  // The arguments of column phase c's kernel for an output row of block b (block index k), row
-  // `at` of out_image, from the interleaved columns in `scratch` (or, with b's fused kernel, from
-  // `source`'s rows), with row phase a's weights.
-  DepthwiseOutputs outputs(const RowCall& call, void* out_image, std::int64_t at, std::size_t a,
-                           std::size_t c, std::int32_t groups, const Block& b, std::size_t k,
-                           const std::uint8_t* scratch, std::int32_t* raw,
-                           const DepthwiseColumns* source) const {
-    const ColumnPhase& phase = geometry_.column_phases[c];
-    const std::size_t index =
-        (k * geometry_.row_phases.size() + a) * geometry_.column_phases.size() + c;
-    const std::int64_t first_pixel = at * out_w_ + phase.first_x;
-    DepthwiseOutputs o = outputs_args_[index];
-    o.columns = scratch;
-    o.groups = groups;
-    o.zero_point = call.zx;
-    o.output =
-        static_cast<std::byte*>(out_image) + (first_pixel * out_channels_ + b.channel) * element_;
-    o.saturated_high = call.saturated_high;
-    o.stage = &call.stage;
-    o.sums = raw;
-    o.source = source;
-    return o;
-  }
-
-  // An output row of block b (block index k), row `at` of out_image, from the interleaved columns
-  // in `scratch` (or, with b's fused kernel, from `source`'s rows), with row phase a's weights.
+  // An output row of block b, row `at` of out_image, from the interleaved columns in `scratch`
+  // (or, with b's fused kernel, from `source`'s rows), with row phase a's weights.
   void write_row(const RowCall& call, void* out_image, std::int64_t at, std::size_t a,
-                 std::int32_t groups, const Block& b, std::size_t k, const std::uint8_t* scratch,
-                 std::int32_t* raw, const DepthwiseColumns* source) const {
+                 std::int32_t groups, const Block& b, std::size_t block_index,
+                 const std::uint8_t* scratch, std::int32_t* raw,
+                 const DepthwiseColumns* source) const {
     for (std::size_t c = 0; c < geometry_.column_phases.size(); ++c) {
       const ColumnPhase& phase = geometry_.column_phases[c];
       if (phase.pixels == 0) continue;
-      const DepthwiseOutputs o =
-          outputs(call, out_image, at, a, c, groups, b, k, scratch, raw, source);
+      const std::size_t index =
+          (static_cast<std::size_t>(block_index) * geometry_.row_phases.size() + a) *
+              geometry_.column_phases.size() +
+          c;
+      const std::int64_t first_pixel = at * out_w_ + phase.first_x;
+      void* out =
+          static_cast<std::byte*>(out_image) + (first_pixel * out_channels_ + b.channel) * element_;
+      DepthwiseOutputs o = outputs_args_[index];
+      o.columns = scratch;
+      o.groups = groups;
+      o.zero_point = call.zx;
+      o.output = out;
+      o.saturated_high = call.saturated_high;
+      o.stage = &call.stage;
+      o.sums = raw;
+      o.source = source;
       (source != nullptr ? b.fused : phase.kernel)(o);
       if (epilogue_ != nullptr) continue;
       // No vector form for this (scheme, dtype): the scalar output stage, element by element.
       for (std::int64_t p = 0; p < phase.pixels; ++p) {
-        for (std::int32_t i = 0; i < b.channels; ++i) {
-          const std::int32_t v = call.run.stage.apply(raw[p * 64 + i], b.channel + i);
-          std::byte* to = static_cast<std::byte*>(o.output) + (p * o.output_stride + i) * element_;
+        for (std::int32_t k = 0; k < b.channels; ++k) {
+          const std::int32_t v = call.run.stage.apply(raw[p * 64 + k], b.channel + k);
+          std::byte* to = static_cast<std::byte*>(out) + (p * o.output_stride + k) * element_;
           if (element_ == 4) {
             std::memcpy(to, &v, 4);
           } else {
@@ -737,7 +718,6 @@ class DepthwiseKernel final : public PreparedKernel {
                                    out_stride,
                                    d.output_dtype == DType::s8,
                                    false,
-                                   nullptr,
                                    nullptr,
                                    nullptr,
                                    nullptr});

@@ -198,22 +198,11 @@ struct BlockTiles {
   static constexpr bool kBytes = W == Written::bytes;
   // zy added to the packed words (saturating, as the packs narrow) rather than to each vector.
   static constexpr bool kZeroPointOnWords = kBytes && stage_lanes::zero_point_added_last(K);
-  DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
+  const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   StageView stage;
   __m512i start[4];
 
   explicit BlockTiles(const DepthwiseOutputs& outputs) : o(outputs), stage(*outputs.stage) {
-    set_start();
-  }
-  // Another row of the same block and column phase (DepthwiseOutputs::lower): its weights, sums'
-  // start and output.
-  void retarget(const DepthwiseOutputs& row) {
-    o.weights = row.weights;
-    o.weight_sums = row.weight_sums;
-    o.output = row.output;
-    set_start();
-  }
-  void set_start() {
     const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
     for (int v = 0; v < kVectors; ++v) {
       start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));

@@ -178,9 +178,6 @@ struct DepthwiseOutputs {
   // first_column, in_width, pixel_bytes and zero_point), interleaved in registers: `columns` is
   // then not read. Null for the others.
   const DepthwiseColumns* source;
-  // A fused kernel's second row of a row pair, run in the same call after this one: its weights,
-  // weight sums and output (the rest as this row's). Null for none.
-  const DepthwiseOutputs* lower;
 };
 using DepthwiseOutputKernel = void (*)(const DepthwiseOutputs&);
 
