@@ -6,6 +6,7 @@
 #include <atomic>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "core/parallel.hpp"
@@ -221,6 +222,29 @@ TEST(ThreadPool, AnExceptionReachesTheCallerAndThePoolStaysUsable) {
   pool.run(3, 1000, adding, &sum);
   EXPECT_EQ(sum.load(), 999 * 1000 / 2);
   EXPECT_EQ(pool.workers(), 2);  // grown to the largest request, no further
+}
+
+TEST(ThreadPool, CutsTheRangeIntoTheChunksAskedFor) {
+  qconv::detail::ThreadPool pool;
+  struct Context {
+    std::atomic<int> calls{0};
+    std::vector<std::atomic<int>> visits = std::vector<std::atomic<int>>(1000);
+  };
+  const auto visiting = [](const void* c, std::int64_t begin, std::int64_t end) {
+    auto& context = *static_cast<Context*>(const_cast<void*>(c));
+    ++context.calls;
+    for (std::int64_t i = begin; i < end; ++i) ++context.visits[static_cast<std::size_t>(i)];
+  };
+  // One chunk per thread for a short call, the default few, and never more than the range has.
+  for (const auto& [threads, count, per_thread, chunks] :
+       {std::tuple{3, 1000, 1, 3}, std::tuple{3, 1000, 4, 12}, std::tuple{2, 5, 4, 5}}) {
+    Context context;
+    pool.run(threads, count, visiting, &context, per_thread);
+    EXPECT_EQ(context.calls.load(), chunks) << threads << " threads, " << per_thread << " a thread";
+    for (std::int64_t i = 0; i < 1000; ++i) {
+      EXPECT_EQ(context.visits[static_cast<std::size_t>(i)].load(), i < count ? 1 : 0) << i;
+    }
+  }
 }
 
 }  // namespace

@@ -19,17 +19,19 @@ inline int resolve_threads(int requested) {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+// `chunks_per_thread`: how finely the range is cut per thread (ThreadPool::kChunksPerThread).
 template <class Body>  // Body: void(std::int64_t begin, std::int64_t end)
-void parallel_for(int threads, std::int64_t count, const Body& body) {
+void parallel_for(int threads, std::int64_t count, const Body& body,
+                  int chunks_per_thread = ThreadPool::kChunksPerThread) {
   constexpr ThreadPool::Body call = [](const void* context, std::int64_t begin, std::int64_t end) {
     (*static_cast<const Body*>(context))(begin, end);
   };
   if (inside_host_pool_task()) {  // pthreadpool's calls do not nest: run here
     if (count > 0) body(0, count);
   } else if (const pthreadpool_t pool = current_host_pool(); pool != nullptr) {
-    run_on_host_pool(pool, count, call, &body);
+    run_on_host_pool(pool, count, call, &body, chunks_per_thread);
   } else {
-    ThreadPool::instance().run(threads, count, call, &body);
+    ThreadPool::instance().run(threads, count, call, &body, chunks_per_thread);
   }
 }
 

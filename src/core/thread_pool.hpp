@@ -43,9 +43,12 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   // Runs body(context, begin, end) over chunks covering [0, count) on up to `threads` threads
-  // (the calling one included) and returns when all of them are done. An exception thrown by a
-  // body stops the claiming of further chunks and is rethrown here once every helper has left.
-  void run(int threads, std::int64_t count, Body body, const void* context);
+  // (the calling one included) and returns when all of them are done, cut into
+  // `chunks_per_thread` chunks per thread taking part (fewer where count is smaller). An exception
+  // thrown by a body stops the claiming of further chunks and is rethrown here once every helper
+  // has left.
+  void run(int threads, std::int64_t count, Body body, const void* context,
+           int chunks_per_thread = kChunksPerThread);
 
   // How long an idle worker keeps looking for work before it sleeps on the condition variable.
   static constexpr std::chrono::microseconds kSpin{100};
@@ -55,8 +58,12 @@ class ThreadPool {
   // Calls that handed work to the workers so far (for tests: a call on a host pool adds none).
   std::int64_t shared_calls() const { return shared_calls_.load(std::memory_order_relaxed); }
 
-  // Chunks a call is cut into per thread taking part (fewer where count is smaller): the first
-  // thread's home range is chunks [0, kChunksPerThread), and so on (see thread_pool.cpp).
+  // Chunks a call is cut into per thread taking part, by default (fewer where count is smaller):
+  // the first thread's home range is chunks [0, kChunksPerThread), and so on (see
+  // thread_pool.cpp). A few, so that a thread that runs late or slowly (another caller's work, a
+  // virtual machine's slower core) holds up little; a call of a few microseconds per thread may
+  // ask for one (parallel_for's chunks_per_thread): each chunk a thread takes from another's range
+  // costs a claim on the other's cache line and moves the output it writes between the cores.
   static constexpr int kChunksPerThread = 4;
 
   // More threads than this are never started; larger requests share them.
@@ -89,7 +96,7 @@ class ThreadPool {
 // the remaining tiles and is rethrown here, and nothing is allocated. A parallel_for made inside
 // a body runs on the thread that makes it (pthreadpool's calls do not nest).
 void run_on_host_pool(pthreadpool_t pool, std::int64_t count, ThreadPool::Body body,
-                      const void* context);
+                      const void* context, int chunks_per_thread = ThreadPool::kChunksPerThread);
 
 // The number of threads of a host pool (pthreadpool_get_threads_count, at least 1).
 int host_pool_threads(pthreadpool_t pool);
