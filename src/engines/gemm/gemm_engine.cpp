@@ -491,34 +491,37 @@ class GemmKernel final : public PreparedKernel {
         bands ? thread_scratch(WorkerScratch::bytes(band_bytes, band_slots), 1) : nullptr,
         band_bytes, band_slots);
     for (int slot = 0; slot < band_slots; ++slot) NhwcBands::clear(band_images.slot(slot));
-    parallel_for(ctx.threads, panels_ * rows, [&](std::int64_t begin, std::int64_t end) {
-      if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
-      std::optional<WorkerScratch::Claim> band_image_slot;
-      std::optional<NhwcBands> nhwc_bands;
-      if (bands) {
-        // The slot this thread took last (its rows in this thread's cache), if it is free.
-        thread_local int last_band_slot = 0;
-        band_image_slot.emplace(band_images, last_band_slot);
-        last_band_slot = band_image_slot->slot();
-        nhwc_bands.emplace(static_cast<const std::uint8_t*>(call.input), channels_,
-                           d.in_height * d.in_width, band_image_slot->data());
-      }
-      for (std::int64_t task = begin; task < end; ++task) {
-        const std::int64_t panel = pixels_outer_ ? task % panels_ : task / rows;
-        const std::int64_t row = pixels_outer_ ? task / panels_ : task % rows;
-        run_row(ctx, stage, lane_stage, pixel_sums, padding_row, saturated_high, panel, row,
-                bands ? &*nhwc_bands : nullptr);
-        if (panel_transposes &&
-            std::atomic_ref(panels_done[panel]).fetch_add(1, std::memory_order_acq_rel) ==
-                rows - 1) {
-          const auto p = static_cast<std::size_t>(panel);
-          nchw_channels_from_nhwc(ctx.output, call.output, call.batch, out_channels_,
-                                  out_h_ * out_w_, panel_channels_[p], panel_widths_[p],
-                                  element_size(d.output_dtype));
-        }
-      }
-      if (amx_) kernels_.amx_end();
-    });
+    parallel_for(
+        ctx.threads, panels_ * rows,
+        [&](std::int64_t begin, std::int64_t end) {
+          if (amx_) kernels_.amx_begin();  // the tile configuration is per thread
+          std::optional<WorkerScratch::Claim> band_image_slot;
+          std::optional<NhwcBands> nhwc_bands;
+          if (bands) {
+            // The slot this thread took last (its rows in this thread's cache), if it is free.
+            thread_local int last_band_slot = 0;
+            band_image_slot.emplace(band_images, last_band_slot);
+            last_band_slot = band_image_slot->slot();
+            nhwc_bands.emplace(static_cast<const std::uint8_t*>(call.input), channels_,
+                               d.in_height * d.in_width, band_image_slot->data());
+          }
+          for (std::int64_t task = begin; task < end; ++task) {
+            const std::int64_t panel = pixels_outer_ ? task % panels_ : task / rows;
+            const std::int64_t row = pixels_outer_ ? task / panels_ : task % rows;
+            run_row(ctx, stage, lane_stage, pixel_sums, padding_row, saturated_high, panel, row,
+                    bands ? &*nhwc_bands : nullptr);
+            if (panel_transposes &&
+                std::atomic_ref(panels_done[panel]).fetch_add(1, std::memory_order_acq_rel) ==
+                    rows - 1) {
+              const auto p = static_cast<std::size_t>(panel);
+              nchw_channels_from_nhwc(ctx.output, call.output, call.batch, out_channels_,
+                                      out_h_ * out_w_, panel_channels_[p], panel_widths_[p],
+                                      element_size(d.output_dtype));
+            }
+          }
+          if (amx_) kernels_.amx_end();
+        },
+        chunks_per_thread(macs(call.batch), ctx.threads));
     if (nchw_output && !panel_transposes) {
       nchw_from_nhwc(ctx.output, call.output, call.batch, out_channels_, out_h_ * out_w_,
                      element_size(d.output_dtype), call.threads);
@@ -1076,6 +1079,13 @@ class GemmKernel final : public PreparedKernel {
     if (path_ == Path::flat) return flat_tasks(batch * out_h_ * out_w_, threads);
     if (pixel_tiles_) return batch * ((pixel_tile_count() + chunk_tiles() - 1) / chunk_tiles());
     return batch * out_h_;
+  }
+
+  // The multiply-adds of a call (detail::chunks_per_thread's measure of its length).
+  std::int64_t macs(std::int64_t batch) const {
+    const auto& d = problem_.desc();
+    return batch * out_h_ * out_w_ * out_channels_ * d.kernel_h * d.kernel_w *
+           (d.in_channels / d.groups);
   }
 
   // Whether run() makes an NCHW input NHWC band by band inside the tiles' parallel_for (NhwcBands)

@@ -72,11 +72,6 @@ constexpr std::int64_t kTilePixels = 8;
 // thread those ran on one), and since the rows' setup is planned, from about 0.65M (14x14x384:
 // 8.2 -> 7.6 us, 14x14x512 10.7 -> 9.5 us at two threads).
 constexpr std::int64_t kMinMacsPerThread = std::int64_t{320} << 10;
-// Multiply-adds per thread below which a call's range is cut into one chunk per thread rather than
-// ThreadPool::kChunksPerThread: the chunks a thread takes from another's range moved their output
-// rows between the cores from call to call (MobileNetV2's 14x14 and 28x28 layers 9-13 % faster on
-// two threads with one chunk each; ResNet-50's layers, with four, 2.6 % faster than with one).
-constexpr std::int64_t kOneChunkMacsPerThread = std::int64_t{4} << 20;
 
 // Input rows an NCHW slab transposes, at most (more when one output row alone reads more).
 constexpr std::int64_t kSlabInputBytes = std::int64_t{64} << 10;
@@ -316,8 +311,6 @@ class DepthwiseKernel final : public PreparedKernel {
         call.batch * out_h_ * out_w_ * out_channels_ * d.kernel_h * d.kernel_w;
     const int threads =
         static_cast<int>(std::clamp<std::int64_t>(macs / kMinMacsPerThread, 1, call.threads));
-    const int chunks_per_thread =
-        macs / threads < kOneChunkMacsPerThread ? 1 : ThreadPool::kChunksPerThread;
     if (planes_ != nullptr && planes_->faster_than_transposes(threads)) {
       return planes_->run(call, threads);
     }
@@ -372,7 +365,7 @@ class DepthwiseKernel final : public PreparedKernel {
               task += last - first;
             }
           },
-          chunks_per_thread);
+          chunks_per_thread(macs, threads));
       if (nchw_output) {
         nchw_from_nhwc(output, call.output, call.batch, out_channels_, out_h_ * out_w_, element,
                        call.threads);
