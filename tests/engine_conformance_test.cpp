@@ -911,6 +911,58 @@ TEST_P(EngineConformance, NchwInputChangesBetweenCalls) {
   }
 }
 
+// A plan keeps the output-stage arrays it derives in its lanes' order (the depthwise blocks', the
+// in-lane grouped tiles') from one call to the next on a thread: a call with another bias, given
+// per call or prepared, must not find the last call's there.
+TEST_P(EngineConformance, OutputStageChangesBetweenCalls) {
+  Rng rng(41);
+  struct Shape {
+    std::int64_t c, h, w, k, stride, groups;
+  };
+  const Shape shapes[] = {
+      {96, 9, 11, 3, 1, 96},   // depthwise: a 64- and a 32-lane block
+      {80, 8, 8, 3, 2, 80},    // depthwise: 64 + 16 lanes, stride 2
+      {128, 7, 12, 3, 1, 32},  // grouped, 4 channels a group: in-lane tiles
+      {64, 6, 6, 1, 1, 1},     // a plain 1x1 layer
+  };
+  for (const Shape& s : shapes) {
+    for (const int threads : {1, 2}) {
+      RandomCase first = fixed_case(rng, s.c, s.c, s.h, s.w, s.k, s.stride, s.k / 2, 1, s.groups,
+                                    true, scheme_and_dtypes(SchemeKind::fbgemm, threads));
+      first.desc.has_bias = true;
+      first = test::random_case_for(rng, first.desc);
+      RandomCase second = first;
+      second.bias_f32 = test::random_case_for(rng, first.desc).bias_f32;
+      ASSERT_NE(first.bias_f32, second.bias_f32);
+      const Problem problem(first.desc);
+      std::string failure;
+      if (!agrees(GetParam(), first, threads, &failure)) GTEST_SKIP() << "declined";
+      const Plan fast = Plan::prepare(problem, first.weight_view(), PrepareOptions{GetParam()});
+      const Plan reference =
+          Plan::prepare(problem, first.weight_view(), PrepareOptions{"reference"});
+      const auto want_first = run(first, reference, 1), want_second = run(second, reference, 1);
+      ASSERT_NE(want_first, want_second);
+      for (const RandomCase* rc : {&first, &second, &first, &second}) {
+        EXPECT_EQ(run(*rc, fast, threads), rc == &first ? want_first : want_second)
+            << problem.summary() << " on " << fast.describe() << ", " << threads << " threads";
+      }
+      const PreparedBias prepared[] = {fast.prepare_bias(first.bias()),
+                                       fast.prepare_bias(second.bias())};
+      for (const int k : {0, 1, 1, 0}) {
+        const Problem& p = fast.problem();
+        Tensor out(p.desc().output_dtype, p.desc().output_layout, p.output_shape(1));
+        RunOptions options;
+        options.threads = threads;
+        fast.execute(first.input_view(), out.view(), prepared[k], options);
+        const auto* bytes = static_cast<const std::uint8_t*>(out.view().data());
+        EXPECT_EQ(std::vector<std::uint8_t>(bytes, bytes + out.view().bytes()),
+                  k == 0 ? want_first : want_second)
+            << problem.summary() << " on " << fast.describe() << ", prepared bias " << k;
+      }
+    }
+  }
+}
+
 // Groups of 8, 16 and 32 channels run on AMX merged into block-diagonal groups of 64: a file of
 // such a plan holds the grouped problem's weights, and loads into a plan computing the same bits.
 TEST_P(EngineConformance, MergedGroupsRoundTripThroughAFile) {

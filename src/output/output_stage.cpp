@@ -9,6 +9,7 @@
 // results.
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <string>
 
@@ -38,6 +39,11 @@ std::int64_t quantize_bound(const ProblemDesc& d, const SchemeUnit& unit, double
 }
 
 }  // namespace
+
+std::uint64_t OutputStage::next_serial() {
+  static std::atomic<std::uint64_t> made{0};
+  return made.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 OutputStage::OutputStage(const ProblemDesc& d, BiasView bias)
     : kind_(d.scheme.kind), unit_(&scheme_unit(d.scheme.kind)) {

@@ -70,6 +70,11 @@ class OutputStage {
   // point in 64 bits).
   std::int32_t apply_wide(std::int64_t value, std::int64_t o) const;
 
+  // Different for every stage made (a copy shares its original's: the constants never change
+  // after construction), so that a kernel may keep arrays it derives from a stage from one call to
+  // the next (gemm::DerivedStage).
+  std::uint64_t serial() const { return serial_; }
+
   SchemeKind kind() const { return kind_; }
   std::int64_t lo() const { return limits_.lo; }
   std::int64_t hi() const { return limits_.hi; }
@@ -83,6 +88,9 @@ class OutputStage {
   OutputStage() = default;
   void derive_vectors();
 
+  static std::uint64_t next_serial();
+
+  std::uint64_t serial_ = next_serial();
   SchemeKind kind_ = SchemeKind::int32;
   const SchemeUnit* unit_ = nullptr;
   StageLimits limits_;

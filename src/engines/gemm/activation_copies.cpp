@@ -29,7 +29,7 @@ void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::int64_t bytes, 
 }  // namespace
 
 std::uint8_t* thread_scratch(std::size_t bytes, int slot) {
-  thread_local AlignedVector<std::uint8_t> buffers[8];
+  thread_local AlignedVector<std::uint8_t> buffers[9];
   AlignedVector<std::uint8_t>& buffer = buffers[slot];
   if (buffer.size() < bytes) buffer.resize(bytes);
   return buffer.data();

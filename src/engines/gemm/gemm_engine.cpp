@@ -40,6 +40,7 @@
 #include "engines/engine.hpp"
 #include "engines/gemm/activation_copies.hpp"
 #include "engines/gemm/axis_taps.hpp"
+#include "engines/gemm/derived_stage.hpp"
 #include "engines/gemm/interleaved_rows.hpp"
 #include "engines/gemm/kernel_set.hpp"
 #include "engines/gemm/merged_groups.hpp"
@@ -476,12 +477,20 @@ class GemmKernel final : public PreparedKernel {
     // The calling thread's row, shared by the workers: a worker's own would be allocated the first
     // time it takes part, which may be any call (a host pool's threads are not always the same).
     const std::uint8_t* padding_row = pixel_tiles_ ? zero_point_row(ctx) : nullptr;
-    StageView lane_stage = stage;
+    // The in-lane tiles' stage arrays, kept from the last call where they were this kernel's with
+    // this stage (DerivedStage).
+    const StageView* lane_stage = &stage;
     if (in_lane_epilogue_ != nullptr) {
-      auto* storage = reinterpret_cast<std::int32_t*>(thread_scratch(
-          static_cast<std::size_t>(in_lane_stage_ints(out_channels_)) * sizeof(std::int32_t), 7));
-      kernels_.in_lane_stage(static_cast<int>(group_in_), stage, out_channels_, storage,
-                             lane_stage);
+      std::uint8_t* storage = thread_scratch(
+          static_cast<std::size_t>(in_lane_stage_ints(out_channels_)) * sizeof(std::int32_t), 7);
+      DerivedStage& derived = derived_stage(7);
+      if (!derived.holds(serial_, call.stage, storage)) {
+        derived.kernel = 0;
+        kernels_.in_lane_stage(static_cast<int>(group_in_), stage, out_channels_,
+                               reinterpret_cast<std::int32_t*>(storage), derived.view);
+        derived = {serial_, call.stage.serial(), storage, derived.view};
+      }
+      lane_stage = &derived.view;
     }
     const bool saturated_high = narrowing_saturates_high(d, call.stage.vectors());
     // NhwcBands: an image's worth of scratch for each body that may run at once, empty.
@@ -508,7 +517,7 @@ class GemmKernel final : public PreparedKernel {
           for (std::int64_t task = begin; task < end; ++task) {
             const std::int64_t panel = pixels_outer_ ? task % panels_ : task / rows;
             const std::int64_t row = pixels_outer_ ? task / panels_ : task % rows;
-            run_row(ctx, stage, lane_stage, pixel_sums, padding_row, saturated_high, panel, row,
+            run_row(ctx, stage, *lane_stage, pixel_sums, padding_row, saturated_high, panel, row,
                     bands ? &*nhwc_bands : nullptr);
             if (panel_transposes &&
                 std::atomic_ref(panels_done[panel]).fetch_add(1, std::memory_order_acq_rel) ==
@@ -1710,8 +1719,9 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;
-  EpilogueKernel in_lane_epilogue_ = nullptr;  // in-lane grouped tiles' (lane order)
-  std::unique_ptr<NchwFlatPlan> nchw_flat_;    // both tensors NCHW around a 1x1 layer, or null
+  EpilogueKernel in_lane_epilogue_ = nullptr;         // in-lane grouped tiles' (lane order)
+  const std::uint64_t serial_ = new_stage_deriver();  // for the in-lane tiles' DerivedStage
+  std::unique_ptr<NchwFlatPlan> nchw_flat_;  // both tensors NCHW around a 1x1 layer, or null
   // Per panel width in vectors (1 to 4): its flat run, or null (tiles and the epilogue).
   std::array<FlatRunKernel, 5> flat_runs_{};
   bool phase_runs_ = false;  // a transposed layer's phases as flat runs (run_phase_runs)

@@ -37,6 +37,7 @@
 #include "core/parallel.hpp"
 #include "core/worker_scratch.hpp"
 #include "engines/gemm/activation_copies.hpp"
+#include "engines/gemm/derived_stage.hpp"
 #include "engines/gemm/stage_view.hpp"
 #include "engines/layout_transpose.hpp"
 #include "engines/x64/avx512_vnni/depthwise_planes.hpp"
@@ -45,6 +46,8 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
+using gemm::derived_stage;
+using gemm::DerivedStage;
 using gemm::narrowing_saturates_high;
 using gemm::nchw_from_nhwc;
 using gemm::nhwc_from_nchw;
@@ -314,19 +317,25 @@ class DepthwiseKernel final : public PreparedKernel {
     if (planes_ != nullptr && planes_->faster_than_transposes(threads)) {
       return planes_->run(call, threads);
     }
-    // The calling thread's scratch: the output stage's arrays in the 64-lane blocks' lane order,
-    // then a slot of interleaved columns (and NCHW slabs) for each body that may run at once.
+    // The calling thread's scratch: the output stage's arrays in the 64-lane blocks' lane order
+    // (kept from the last call where it was this kernel's with this stage), and a slot of
+    // interleaved columns (and NCHW slabs) for each body that may run at once.
+    std::uint8_t* stage_storage = thread_scratch(static_cast<std::size_t>(stage_bytes_), 8);
+    DerivedStage& derived = derived_stage(8);
+    if (!derived.holds(serial_, call.stage, stage_storage)) {
+      derived.kernel = 0;
+      depthwise_block_stage(d.scheme.kind, stage_view(call.stage.vectors()), blocks64_,
+                            out_channels_, reinterpret_cast<std::int32_t*>(stage_storage),
+                            derived.view);
+      derived = {serial_, call.stage.serial(), stage_storage, derived.view};
+    }
+    const StageView& stage = derived.view;
     const int slots = parallel_participants(threads);
     const std::int64_t slot_bytes =
         scratch_bytes_ + (slab_tasks_ > 0 ? slab_input_bytes_ + slab_output_bytes_ : 0);
-    std::uint8_t* own =
-        thread_scratch(static_cast<std::size_t>(stage_bytes_) +
-                           WorkerScratch::bytes(static_cast<std::size_t>(slot_bytes), slots),
-                       0);
-    StageView stage{};
-    depthwise_block_stage(d.scheme.kind, stage_view(call.stage.vectors()), blocks64_, out_channels_,
-                          reinterpret_cast<std::int32_t*>(own), stage);
-    WorkerScratch columns(own + stage_bytes_, static_cast<std::size_t>(slot_bytes), slots);
+    WorkerScratch columns(
+        thread_scratch(WorkerScratch::bytes(static_cast<std::size_t>(slot_bytes), slots), 0),
+        static_cast<std::size_t>(slot_bytes), slots);
     const RowCall row_call{
         call, stage, static_cast<std::uint8_t>(call.input_zero_point + (flip_input_ ? 128 : 0)),
         narrowing_saturates_high(d, call.stage.vectors())};
@@ -728,6 +737,7 @@ class DepthwiseKernel final : public PreparedKernel {
   }
 
   Problem problem_;
+  const std::uint64_t serial_ = gemm::new_stage_deriver();  // for its DerivedStage
   Geometry geometry_;
   std::vector<std::byte> canonical_;
   std::int64_t in_channels_ = 0, out_channels_ = 0, multiplier_ = 1, out_h_ = 0, out_w_ = 0;
