@@ -68,13 +68,13 @@ std::int64_t floor_mod(std::int64_t a, std::int64_t b) { return a - floor_div(a,
 
 // Output pixels per register tile of the kernels: a run's buffer has columns for whole tiles.
 constexpr std::int64_t kTilePixels = 8;
-// Multiply-adds per thread below which a call uses fewer threads: a layer of a few microseconds
-// (MobileNetV2's 7x7x960, 423K) ran slower on two threads than on one, waking the second and
-// building the input columns both share; from about 1M (its 56x56 s2 and 14x14x576 layers) two
-// gained (0.84-1.28x -> 1.18-1.33x oneDNN's two threads at 56x56 s2 on an AMD Zen 5; at 768K per
-// thread those ran on one), and since the rows' setup is planned, from about 0.65M (14x14x384:
-// 8.2 -> 7.6 us, 14x14x512 10.7 -> 9.5 us at two threads).
-constexpr std::int64_t kMinMacsPerThread = std::int64_t{320} << 10;
+// Multiply-adds per thread below which a call uses fewer threads. A second thread costs the call
+// its hand-over and the lines the two cores share; since a call's chunks are one per thread
+// (chunks_per_thread) and the stage's arrays are kept from call to call (DerivedStage), from about
+// 0.4M it gains (MobileNetV2's 7x7x960 layers, 423K: 4.9 -> 4.3 us on two threads; MobileNetV1's
+// 7x7x1024 5.3 -> 4.5 us), below it not (MobileNetV2's 28x28x192 stride-2 layer, 338K, 4 %
+// slower).
+constexpr std::int64_t kMinMacsPerThread = std::int64_t{200} << 10;
 
 // Input rows an NCHW slab transposes, at most (more when one output row alone reads more).
 constexpr std::int64_t kSlabInputBytes = std::int64_t{64} << 10;
