@@ -72,7 +72,7 @@ class OutputStage {
 
   // Different for every stage made (a copy shares its original's: the constants never change
   // after construction), so that a kernel may keep arrays it derives from a stage from one call to
-  // the next (gemm::DerivedStage).
+  // the next (gemm::kept_stage).
   std::uint64_t serial() const { return serial_; }
 
   SchemeKind kind() const { return kind_; }

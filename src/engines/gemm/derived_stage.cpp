@@ -5,9 +5,9 @@
 
 namespace qconv::detail::gemm {
 
-DerivedStage& derived_stage(int slot) {
+DerivedStage& derived_stage(StageSlot slot) {
   thread_local DerivedStage held[2];
-  return held[slot == 7 ? 0 : 1];
+  return held[slot == StageSlot::grouped_lanes ? 0 : 1];
 }
 
 std::uint64_t new_stage_deriver() {

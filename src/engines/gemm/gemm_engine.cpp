@@ -478,20 +478,17 @@ class GemmKernel final : public PreparedKernel {
     // time it takes part, which may be any call (a host pool's threads are not always the same).
     const std::uint8_t* padding_row = pixel_tiles_ ? zero_point_row(ctx) : nullptr;
     // The in-lane tiles' stage arrays, kept from the last call where they were this kernel's with
-    // this stage (DerivedStage).
-    const StageView* lane_stage = &stage;
-    if (in_lane_epilogue_ != nullptr) {
-      std::uint8_t* storage = thread_scratch(
-          static_cast<std::size_t>(in_lane_stage_ints(out_channels_)) * sizeof(std::int32_t), 7);
-      DerivedStage& derived = derived_stage(7);
-      if (!derived.holds(serial_, call.stage, storage)) {
-        derived.kernel = 0;
-        kernels_.in_lane_stage(static_cast<int>(group_in_), stage, out_channels_,
-                               reinterpret_cast<std::int32_t*>(storage), derived.view);
-        derived = {serial_, call.stage.serial(), storage, derived.view};
-      }
-      lane_stage = &derived.view;
-    }
+    // this stage (kept_stage).
+    const StageView& lane_stage =
+        in_lane_epilogue_ == nullptr
+            ? stage
+            : kept_stage(StageSlot::grouped_lanes, serial_, call.stage,
+                         static_cast<std::size_t>(in_lane_stage_ints(out_channels_)) *
+                             sizeof(std::int32_t),
+                         [&](std::uint8_t* storage, StageView& view) {
+                           kernels_.in_lane_stage(static_cast<int>(group_in_), stage, out_channels_,
+                                                  reinterpret_cast<std::int32_t*>(storage), view);
+                         });
     const bool saturated_high = narrowing_saturates_high(d, call.stage.vectors());
     // NhwcBands: an image's worth of scratch for each body that may run at once, empty.
     const std::size_t band_bytes = NhwcBands::slot_bytes(d.in_height * d.in_width * channels_);
@@ -517,7 +514,7 @@ class GemmKernel final : public PreparedKernel {
           for (std::int64_t task = begin; task < end; ++task) {
             const std::int64_t panel = pixels_outer_ ? task % panels_ : task / rows;
             const std::int64_t row = pixels_outer_ ? task / panels_ : task % rows;
-            run_row(ctx, stage, *lane_stage, pixel_sums, padding_row, saturated_high, panel, row,
+            run_row(ctx, stage, lane_stage, pixel_sums, padding_row, saturated_high, panel, row,
                     bands ? &*nhwc_bands : nullptr);
             if (panel_transposes &&
                 std::atomic_ref(panels_done[panel]).fetch_add(1, std::memory_order_acq_rel) ==
@@ -1720,7 +1717,7 @@ class GemmKernel final : public PreparedKernel {
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;
   EpilogueKernel in_lane_epilogue_ = nullptr;         // in-lane grouped tiles' (lane order)
-  const std::uint64_t serial_ = new_stage_deriver();  // for the in-lane tiles' DerivedStage
+  const std::uint64_t serial_ = new_stage_deriver();  // for the in-lane tiles' kept_stage
   std::unique_ptr<NchwFlatPlan> nchw_flat_;  // both tensors NCHW around a 1x1 layer, or null
   // Per panel width in vectors (1 to 4): its flat run, or null (tiles and the epilogue).
   std::array<FlatRunKernel, 5> flat_runs_{};

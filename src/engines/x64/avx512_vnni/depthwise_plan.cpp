@@ -46,8 +46,6 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
-using gemm::derived_stage;
-using gemm::DerivedStage;
 using gemm::narrowing_saturates_high;
 using gemm::nchw_from_nhwc;
 using gemm::nhwc_from_nchw;
@@ -70,7 +68,7 @@ std::int64_t floor_mod(std::int64_t a, std::int64_t b) { return a - floor_div(a,
 constexpr std::int64_t kTilePixels = 8;
 // Multiply-adds per thread below which a call uses fewer threads. A second thread costs the call
 // its hand-over and the lines the two cores share; since a call's chunks are one per thread
-// (chunks_per_thread) and the stage's arrays are kept from call to call (DerivedStage), from about
+// (chunks_per_thread) and the stage's arrays are kept from call to call (kept_stage), from about
 // 0.4M it gains (MobileNetV2's 7x7x960 layers, 423K: 4.9 -> 4.3 us on two threads; MobileNetV1's
 // 7x7x1024 5.3 -> 4.5 us), below it not (MobileNetV2's 28x28x192 stride-2 layer, 338K, 4 %
 // slower).
@@ -320,16 +318,12 @@ class DepthwiseKernel final : public PreparedKernel {
     // The calling thread's scratch: the output stage's arrays in the 64-lane blocks' lane order
     // (kept from the last call where it was this kernel's with this stage), and a slot of
     // interleaved columns (and NCHW slabs) for each body that may run at once.
-    std::uint8_t* stage_storage = thread_scratch(static_cast<std::size_t>(stage_bytes_), 8);
-    DerivedStage& derived = derived_stage(8);
-    if (!derived.holds(serial_, call.stage, stage_storage)) {
-      derived.kernel = 0;
-      depthwise_block_stage(d.scheme.kind, stage_view(call.stage.vectors()), blocks64_,
-                            out_channels_, reinterpret_cast<std::int32_t*>(stage_storage),
-                            derived.view);
-      derived = {serial_, call.stage.serial(), stage_storage, derived.view};
-    }
-    const StageView& stage = derived.view;
+    const StageView& stage = gemm::kept_stage(
+        gemm::StageSlot::depthwise_blocks, serial_, call.stage,
+        static_cast<std::size_t>(stage_bytes_), [&](std::uint8_t* storage, StageView& view) {
+          depthwise_block_stage(d.scheme.kind, stage_view(call.stage.vectors()), blocks64_,
+                                out_channels_, reinterpret_cast<std::int32_t*>(storage), view);
+        });
     const int slots = parallel_participants(threads);
     const std::int64_t slot_bytes =
         scratch_bytes_ + (slab_tasks_ > 0 ? slab_input_bytes_ + slab_output_bytes_ : 0);
@@ -737,7 +731,7 @@ class DepthwiseKernel final : public PreparedKernel {
   }
 
   Problem problem_;
-  const std::uint64_t serial_ = gemm::new_stage_deriver();  // for its DerivedStage
+  const std::uint64_t serial_ = gemm::new_stage_deriver();  // for its kept_stage
   Geometry geometry_;
   std::vector<std::byte> canonical_;
   std::int64_t in_channels_ = 0, out_channels_ = 0, multiplier_ = 1, out_h_ = 0, out_w_ = 0;
