@@ -1569,9 +1569,8 @@ class GemmKernel final : public PreparedKernel {
       const GroupedTile tile{
           {input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
            tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
-           static_cast<std::int32_t>(group_in_), pr.vectors, packed_.data() + panel_offsets_[p],
-           zero_point_sums, pr.ctx.input_zero_point, acc, nullptr, tap_row_offsets, pr.padding_row,
-           rows},
+           static_cast<std::int32_t>(group_in_), pr.vectors, panel_weights(p), zero_point_sums,
+           pr.ctx.input_zero_point, acc, nullptr, tap_row_offsets, pr.padding_row, rows},
           lane_dwords_.data(),
           static_cast<std::int32_t>(groups * group_in_),
           zero_points_.data() + pr.panel * kPanelWidth,
@@ -1582,11 +1581,8 @@ class GemmKernel final : public PreparedKernel {
       kernels_.gemm_tile(rows, pr.vectors)(
           {input, origin_in_pixel, row_stride, row_offsets, tap_offsets_.data() + first_tap,
            tap_steps_.data() + first_tap, taps, static_cast<std::int32_t>(steps_),
-           static_cast<std::int32_t>(tap_stride()), pr.vectors,
-           widened_.empty() ? packed_.data() + panel_offsets_[p]
-                            : widened_.data() + panel_offsets_[p] * kernels_.weight_widening,
-           zero_point_sums, pr.ctx.input_zero_point, acc, sums, tap_row_offsets, pr.padding_row,
-           rows});
+           static_cast<std::int32_t>(tap_stride()), pr.vectors, panel_weights(p), zero_point_sums,
+           pr.ctx.input_zero_point, acc, sums, tap_row_offsets, pr.padding_row, rows});
     }
 
     const RunContext& ctx = pr.ctx;
@@ -1641,6 +1637,12 @@ class GemmKernel final : public PreparedKernel {
   std::int64_t chunk_tiles() const { return flat_chunk() / max_rows_; }
   // The GEMM tiles read the input as u16 (KernelSet::input_widening); depthwise tiles never.
   bool widened_input() const { return kernels_.input_widening == 2 && !depthwise_; }
+  // Panel p's weights as the GEMM and grouped tiles take them: packed, or the kernel set's wider
+  // form (KernelSet::weight_widening).
+  const std::int8_t* panel_weights(std::size_t p) const {
+    return widened_.empty() ? packed_.data() + panel_offsets_[p]
+                            : widened_.data() + panel_offsets_[p] * kernels_.weight_widening;
+  }
 
   const KernelSet& kernels_;
   int max_rows_;

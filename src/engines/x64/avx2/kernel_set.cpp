@@ -23,7 +23,7 @@ const gemm::KernelSet& kernel_set() {
       .amx_begin = nullptr,
       .amx_end = nullptr,
       .amx_block = nullptr,
-      .grouped_tile = nullptr,
+      .grouped_tile = &grouped_tile_kernel,
       .takes_tap_row_offsets = false,
   };
   return kernels;

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// Grouped tiles for the avx2 kernel set (KernelSet::grouped_tile, lanes `gathered` in channel
+// order): one panel holds several groups of 4 to 32 output channels side by side, so the lanes stay
+// full (a panel of its own per group of 4 used a quarter of its 16 lanes: ResNeXt's 4-channel
+// groups ran at a fifth of oneDNN's speed). Each 8-lane half of a 16-lane vector is one group (8
+// or more output channels per group: two broadcasts of its u16 pairs, as a plain tile's) or two
+// (4 per group: the two groups' pairs in the two 128-bit halves, one load and one vpshufd per
+// pair). The multiply is the plain tile's (widened_dot.hpp), exact. Built with AVX2 flags: see
+// kernel_set.hpp.
+#include "engines/x64/avx2/kernels.hpp"
+#include "engines/x64/avx2/widened_dot.hpp"
+
+namespace qconv::detail::avx2 {
+namespace {
+
+using gemm::GemmTile;
+using gemm::GroupedTile;
+
+// Rows per register pass: 4 rows x 2 halves of accumulators, and with window sums as many again
+// at 2 rows (16 ymm registers).
+constexpr int kRowsPerPass = 4;
+constexpr int kRowsPerPassWithSums = 2;
+
+// How an 8-lane half of a vector gets its input.
+enum class Feed {
+  one_group,   // lanes gathered in channel order, 8 or more output channels per group
+  two_groups,  // lanes gathered in channel order, 4 output channels per group: lanes 0-3 and 4-7
+  four_groups  // GroupedLanes::four_groups: both halves hold outputs of the vector's 4 groups
+};
+
+// Vector j's input (x0, x1) and (x2, x3) of step k of a row (widened) for half h: `at` the widened
+// bytes of its groups' first dwords (one_group: at[h][0]; two_groups: at[h][0] and at[h][1]).
+template <Feed kFeed>
+inline Widened::Input half_input(const std::uint8_t* row, const std::int64_t (&at)[2]) {
+  if constexpr (kFeed == Feed::two_groups) {
+    // Lanes 0-3 read the first group's pairs and 4-7 the next one's, 8 bytes later.
+    const __m256i both =
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + at[0])));
+    return {_mm256_permutevar8x32_epi32(both, _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2)),
+            _mm256_permutevar8x32_epi32(both, _mm256_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3))};
+  } else if constexpr (kFeed == Feed::four_groups) {
+    // Groups 0-3 of the vector in each 128-bit lane: (x0, x1) of every group, then (x2, x3).
+    const __m256 first = _mm256_castsi256_ps(
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row))));
+    const __m256 second = _mm256_castsi256_ps(
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16))));
+    return {_mm256_castps_si256(_mm256_shuffle_ps(first, second, 0x88)),
+            _mm256_castps_si256(_mm256_shuffle_ps(first, second, 0xdd))};
+  } else {
+    return Widened::input(row + at[0]);
+  }
+}
+
+// four_groups: half h holds outputs 2h and 2h + 1 of the vector's groups 0-3, lane 4o' + g of
+// the half output 2h + o' of group g; channel 4g + o is stored at lane 4g + o of the vector.
+inline void store_four_groups(__m256i low, __m256i high, std::int32_t* out) {
+  const __m256i blend_mask = _mm256_setr_epi32(0, 0, -1, -1, 0, 0, -1, -1);
+  for (int half = 0; half < 2; ++half) {
+    const int g = 2 * half;  // groups g and g + 1: lanes g, g + 4 and g + 1, g + 5 of each half
+    const __m256i from_low =
+        _mm256_permutevar8x32_epi32(low, _mm256_setr_epi32(g, g + 4, 0, 0, g + 1, g + 5, 0, 0));
+    const __m256i from_high =
+        _mm256_permutevar8x32_epi32(high, _mm256_setr_epi32(0, 0, g, g + 4, 0, 0, g + 1, g + 5));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8 * half),
+                       _mm256_blendv_epi8(from_low, from_high, blend_mask));
+  }
+}
+
+// Rows [first, first + kRows) x the 16 lanes of vector j.
+template <int kRows, bool kWindowSums, Feed kFeed>
+void grouped_rows(const GroupedTile& g, int first, int j) {
+  const GemmTile& t = g.gemm;
+  // The halves of a four_groups vector read the same input: one window sum serves both.
+  constexpr int kSumHalves = kFeed == Feed::four_groups ? 1 : 2;
+  std::int64_t at[2][2];  // per half: widened bytes of its groups' first dwords (see half_input)
+  __m256i start[2];
+  for (int h = 0; h < 2; ++h) {
+    const int lane = 16 * j + 8 * h;
+    at[h][0] = 8 * std::int64_t{g.lane_dwords[lane]};
+    at[h][1] = 8 * std::int64_t{g.lane_dwords[lane + 4]};
+    start[h] = _mm256_setzero_si256();
+    if (t.zero_point_sums != nullptr) {
+      const __m256i sums =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.zero_point_sums + lane));
+      start[h] = _mm256_sub_epi32(start[h],
+                                  _mm256_mullo_epi32(_mm256_set1_epi32(t.input_zero_point), sums));
+    }
+  }
+  if constexpr (kFeed == Feed::four_groups) at[0][0] = 32 * std::int64_t{j};  // groups 4j..4j+3
+  __m256i acc[kRows][2], sums[kRows][kSumHalves];
+#pragma GCC unroll 4
+  for (int i = 0; i < kRows; ++i) {
+    for (int h = 0; h < 2; ++h) acc[i][h] = start[h];
+    if constexpr (kWindowSums) {
+      for (int h = 0; h < kSumHalves; ++h) sums[i][h] = _mm256_setzero_si256();
+    }
+  }
+  const Widened::Weights ones{_mm256_set1_epi16(1), _mm256_set1_epi16(1)};
+  constexpr int kHalf = 64;  // widened bytes of 8 lanes of a step
+  const std::int64_t step_bytes = std::int64_t{t.vectors} * 128;
+  for (std::int32_t tap = 0; tap < t.taps; ++tap) {
+    const std::uint8_t* row[kRows];
+    const std::int64_t origin = t.first_row + t.tap_offsets[tap];
+#pragma GCC unroll 4
+    for (int i = 0; i < kRows; ++i) {
+      row[i] = t.input + 2 * (origin + x64_ymm::row_offset(t, first + i));
+    }
+    const std::int8_t* w = t.weights + t.tap_steps[tap] * step_bytes + j * 2 * kHalf;
+    for (std::int32_t k = 0; k < t.steps; ++k) {
+      const Widened::Weights w0 = Widened::weights(w);
+      const Widened::Weights w1 = Widened::weights(w + kHalf);
+#pragma GCC unroll 4
+      for (int i = 0; i < kRows; ++i) {
+        const std::uint8_t* x_at = row[i] + 8 * k;
+        if constexpr (kFeed == Feed::four_groups) {
+          const Widened::Input x = half_input<kFeed>(x_at + at[0][0], at[0]);
+          acc[i][0] = Widened::add(acc[i][0], x, w0);
+          acc[i][1] = Widened::add(acc[i][1], x, w1);
+          if constexpr (kWindowSums) sums[i][0] = Widened::add(sums[i][0], x, ones);
+        } else {
+          const Widened::Input x0 = half_input<kFeed>(x_at, at[0]);
+          acc[i][0] = Widened::add(acc[i][0], x0, w0);
+          if constexpr (kWindowSums) sums[i][0] = Widened::add(sums[i][0], x0, ones);
+          const Widened::Input x1 = half_input<kFeed>(x_at, at[1]);
+          acc[i][1] = Widened::add(acc[i][1], x1, w1);
+          if constexpr (kWindowSums) sums[i][1] = Widened::add(sums[i][1], x1, ones);
+        }
+      }
+      w += step_bytes;
+    }
+  }
+  __m256i zw[2];
+  for (int h = 0; h < 2; ++h) {
+    zw[h] =
+        kWindowSums
+            ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.zero_points + 16 * j + 8 * h))
+            : _mm256_setzero_si256();
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < kRows; ++i) {
+    __m256i sum[2];
+    for (int h = 0; h < 2; ++h) {
+      sum[h] = acc[i][h];
+      if constexpr (kWindowSums) {
+        sum[h] = _mm256_sub_epi32(sum[h], _mm256_mullo_epi32(zw[h], sums[i][h % kSumHalves]));
+      }
+    }
+    std::int32_t* out = t.acc + (first + i) * 64 + 16 * j;
+    if constexpr (kFeed == Feed::four_groups) {
+      store_four_groups(sum[0], sum[1], out);
+    } else {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out), sum[0]);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), sum[1]);
+    }
+  }
+}
+
+template <int kRows, bool kWindowSums, Feed kFeed>
+void grouped_vectors(const GroupedTile& g) {
+  constexpr int kPass = kWindowSums ? kRowsPerPassWithSums : kRowsPerPass;
+  constexpr int kFull = kRows / kPass, kLast = kRows % kPass;
+  for (int j = 0; j < g.gemm.vectors; ++j) {
+    for (int c = 0; c < kFull; ++c) grouped_rows<kPass, kWindowSums, kFeed>(g, c * kPass, j);
+    if constexpr (kLast != 0) grouped_rows<kLast, kWindowSums, kFeed>(g, kFull * kPass, j);
+  }
+}
+
+// gathered: 4 output channels per group when lane 4 of a half is in another group than lane 0.
+template <int kRows, bool kWindowSums>
+void gathered_tile(const GroupedTile& g) {
+  if (g.lane_dwords[4] != g.lane_dwords[0]) {
+    grouped_vectors<kRows, kWindowSums, Feed::two_groups>(g);
+  } else {
+    grouped_vectors<kRows, kWindowSums, Feed::one_group>(g);
+  }
+}
+
+template <bool kWindowSums>
+gemm::GroupedTileKernel grouped_tile_of_rows(int rows, gemm::GroupedLanes lanes) {
+  if (lanes == gemm::GroupedLanes::four_groups) {
+    switch (rows) {
+      case 1: return &grouped_vectors<1, kWindowSums, Feed::four_groups>;
+      case 2: return &grouped_vectors<2, kWindowSums, Feed::four_groups>;
+      case 3: return &grouped_vectors<3, kWindowSums, Feed::four_groups>;
+      default: return &grouped_vectors<4, kWindowSums, Feed::four_groups>;
+    }
+  }
+  switch (rows) {
+    case 1: return &gathered_tile<1, kWindowSums>;
+    case 2: return &gathered_tile<2, kWindowSums>;
+    case 3: return &gathered_tile<3, kWindowSums>;
+    default: return &gathered_tile<4, kWindowSums>;
+  }
+}
+
+}  // namespace
+
+gemm::GroupedTileKernel grouped_tile_kernel(int rows, int /*vectors*/, bool window_sums,
+                                            gemm::GroupedLanes lanes) {
+  if (lanes != gemm::GroupedLanes::gathered && lanes != gemm::GroupedLanes::four_groups) {
+    return nullptr;
+  }
+  return window_sums ? grouped_tile_of_rows<true>(rows, lanes)
+                     : grouped_tile_of_rows<false>(rows, lanes);
+}
+
+}  // namespace qconv::detail::avx2
