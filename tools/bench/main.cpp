@@ -65,7 +65,8 @@ void print_header(std::ostream& out, const Options& options, std::size_t layer_c
       << settings.batch << ", " << settings.threads << " thread(s), engine " << options.engine
       << '\n';
   out << "problem: " << workload_description() << '\n';
-  out << std::fixed << std::setprecision(2) << "peak: 128 MACs/cycle/core (AVX-512 VNNI) x "
+  out << std::fixed << std::setprecision(1) << "peak: " << settings.peak.macs_per_cycle
+      << " MACs/cycle/core (" << settings.peak.how << ") x " << std::setprecision(2)
       << settings.clock.ghz << " GHz (" << settings.clock.source << ") x " << settings.threads
       << " core(s) = " << std::setprecision(0) << settings.peak_gops() << " GOPS\n"
       << std::defaultfloat;
@@ -127,12 +128,14 @@ int run(const Options& options, const std::vector<const LayerRow*>& rows) {
     json.open(options.json_path);
     if (!json) throw std::runtime_error("--json " + options.json_path + ": cannot write the file");
   }
+  const CoreClock clock = core_clock(options.clock_ghz);
   const RunSettings settings{
       .batch = options.batch,
       .threads = options.threads > 0
                      ? options.threads
                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
-      .clock = core_clock(options.clock_ghz)};
+      .clock = clock,
+      .peak = peak_rate(clock.ghz)};
   const RepeatPolicy policy = repeat_policy(options);
   if (!options.peer_isa.empty()) limit_peer_isa(options.peer_isa);
   const Context context = measure_context();

@@ -57,8 +57,9 @@ std::string usage() {
 
 Times the convolution layers of a network through qconv (Plan::prepare with the chosen engine,
 "auto" by default), verifies every layer bit for bit against the reference engine, and prints
-time, GOPS and the share of the VNNI peak (128 MACs per cycle per core) per layer, with a
-count-weighted total per network.
+time, GOPS and the share of this machine's int8 peak (measured at start: independent chains of
+the best multiply-add its CPU has, e.g. vpdpbusd zmm) per layer, with a count-weighted total per
+network.
 
 Problem: u8 NHWC input (zero point 5), s8 weights (OHWI; IOHW for transposed layers) with
 symmetric per-channel scales, float bias, output scheme fbgemm (PyTorch's fbgemm/x86 engines) to

@@ -133,6 +133,8 @@ void write_json(std::ostream& out, std::span<const LayerResult> results,
                            {"load_average", context.load_average},
                            {"clock_ghz", settings.clock.ghz},
                            {"clock_source", settings.clock.source},
+                           {"peak_macs_per_cycle", settings.peak.macs_per_cycle},
+                           {"peak_source", settings.peak.how},
                            {"batch", settings.batch},
                            {"threads", settings.threads}}},
                          {"layers", std::move(layers)}};

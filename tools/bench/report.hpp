@@ -8,6 +8,7 @@
 
 #include "clock.hpp"
 #include "context.hpp"
+#include "peak.hpp"
 #include "run_layer.hpp"
 
 namespace qconv::bench {
@@ -16,9 +17,10 @@ struct RunSettings {
   std::int64_t batch = 1;
   int threads = 1;  // resolved: never 0
   CoreClock clock;
+  PeakRate peak;  // per core, measured on this machine (peak.hpp)
 
-  // int8 VNNI peak of the threads used: 128 MACs per cycle per core = 256 ops per cycle.
-  double peak_gops() const { return 256.0 * clock.ghz * threads; }
+  // The int8 multiply-add peak of the threads used, in ops (2 per MAC) per ns.
+  double peak_gops() const { return 2.0 * peak.macs_per_cycle * clock.ghz * threads; }
 };
 
 // One line per layer and a count-weighted total per network (MACs and time multiplied by how
