@@ -23,7 +23,9 @@ constexpr int kRowsPerPassWithSums = 2;
 
 // How an 8-lane half of a vector gets its input.
 enum class Feed {
-  one_group,   // lanes gathered in channel order, 8 or more output channels per group
+  whole_vector,  // lanes gathered in channel order, 16 or more output channels per group: both
+                 // halves of a vector read the same input
+  one_group,     // lanes gathered in channel order, 8 output channels per group
   two_groups,  // lanes gathered in channel order, 4 output channels per group: lanes 0-3 and 4-7
   four_groups  // GroupedLanes::four_groups: both halves hold outputs of the vector's 4 groups
 };
@@ -70,8 +72,8 @@ inline void store_four_groups(__m256i low, __m256i high, std::int32_t* out) {
 template <int kRows, bool kWindowSums, Feed kFeed>
 void grouped_rows(const GroupedTile& g, int first, int j) {
   const GemmTile& t = g.gemm;
-  // The halves of a four_groups vector read the same input: one window sum serves both.
-  constexpr int kSumHalves = kFeed == Feed::four_groups ? 1 : 2;
+  // Where both halves of a vector read the same input, one window sum serves both.
+  constexpr int kSumHalves = kFeed == Feed::four_groups || kFeed == Feed::whole_vector ? 1 : 2;
   std::int64_t at[2][2];  // per half: widened bytes of its groups' first dwords (see half_input)
   __m256i start[2];
   for (int h = 0; h < 2; ++h) {
@@ -112,8 +114,10 @@ void grouped_rows(const GroupedTile& g, int first, int j) {
 #pragma GCC unroll 4
       for (int i = 0; i < kRows; ++i) {
         const std::uint8_t* x_at = row[i] + 8 * k;
-        if constexpr (kFeed == Feed::four_groups) {
-          const Widened::Input x = half_input<kFeed>(x_at + at[0][0], at[0]);
+        if constexpr (kFeed == Feed::four_groups || kFeed == Feed::whole_vector) {
+          const Widened::Input x = kFeed == Feed::four_groups
+                                       ? half_input<kFeed>(x_at + at[0][0], at[0])
+                                       : half_input<kFeed>(x_at, at[0]);
           acc[i][0] = Widened::add(acc[i][0], x, w0);
           acc[i][1] = Widened::add(acc[i][1], x, w1);
           if constexpr (kWindowSums) sums[i][0] = Widened::add(sums[i][0], x, ones);
@@ -165,11 +169,14 @@ void grouped_vectors(const GroupedTile& g) {
   }
 }
 
-// gathered: 4 output channels per group when lane 4 of a half is in another group than lane 0.
+// gathered: 4 output channels per group when lane 4 of a half is in another group than lane 0,
+// 16 or more when lane 8 (the second half) is in the same group.
 template <int kRows, bool kWindowSums>
 void gathered_tile(const GroupedTile& g) {
   if (g.lane_dwords[4] != g.lane_dwords[0]) {
     grouped_vectors<kRows, kWindowSums, Feed::two_groups>(g);
+  } else if (g.lane_dwords[8] == g.lane_dwords[0]) {
+    grouped_vectors<kRows, kWindowSums, Feed::whole_vector>(g);
   } else {
     grouped_vectors<kRows, kWindowSums, Feed::one_group>(g);
   }
