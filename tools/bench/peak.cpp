@@ -71,8 +71,11 @@ __attribute__((target("avx2,avxvnni"))) double time_vpdpbusd_ymm() {
 // vectors, each into its own accumulator (the registers hold 2 x kWideChains + 2 vectors).
 constexpr int kWideChains = 6;
 
-// oneDNN's sequence: vpmaddubsw (u8 x s8 pairs to s16), vpmaddwd by ones (to s32), vpaddd.
-__attribute__((target("avx2"))) double time_vpmaddubsw_ymm() {
+// kOneDnn: oneDNN's sequence, vpmaddubsw (u8 x s8 pairs to s16), vpmaddwd by ones (to s32) and
+// vpaddd; otherwise qconv's exact one on 16-bit operands (src/engines/x64/avx2/widened_dot.hpp),
+// two vpmaddwd and two vpaddd per 4 u8 x s8 products of 8 lanes.
+template <bool kOneDnn>
+__attribute__((target("avx2"))) double time_avx2_sequence() {
   __m256i a = _mm256_set1_epi32(operand_a);
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i acc[kWideChains], b[kWideChains];
@@ -85,30 +88,12 @@ __attribute__((target("avx2"))) double time_vpmaddubsw_ymm() {
     asm volatile("" : "+x"(a));
 #pragma GCC unroll 6
     for (int c = 0; c < kWideChains; ++c) {
-      acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b[c]), ones));
-    }
-  }
-  const double seconds = thread_seconds() - start;
-  for (const auto& v : acc) sink = sink + _mm256_extract_epi32(v, 0);
-  return seconds;
-}
-
-// qconv's exact sequence on 16-bit operands (src/engines/x64/avx2/widened_dot.hpp): two vpmaddwd
-// and two vpaddd per 4 u8 x s8 products of 8 lanes.
-__attribute__((target("avx2"))) double time_vpmaddwd_ymm() {
-  __m256i a = _mm256_set1_epi32(operand_a);
-  __m256i acc[kWideChains], b[kWideChains];
-  for (int c = 0; c < kWideChains; ++c) {
-    acc[c] = _mm256_setzero_si256();
-    b[c] = _mm256_set1_epi32(operand_b + c);
-  }
-  const double start = thread_seconds();
-  for (std::int64_t i = 0; i < kIterations; ++i) {
-    asm volatile("" : "+x"(a));
-#pragma GCC unroll 6
-    for (int c = 0; c < kWideChains; ++c) {
-      acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(a, b[c]));
-      acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(b[c], a));
+      if constexpr (kOneDnn) {
+        acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b[c]), ones));
+      } else {
+        acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(a, b[c]));
+        acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(b[c], a));
+      }
     }
   }
   const double seconds = thread_seconds() - start;
@@ -146,9 +131,9 @@ std::vector<Instruction> instructions() {
     out.push_back({"vpdpbusd ymm (AVX-VNNI)", &time_vpdpbusd_ymm, 32.0 * kChains});
   }
   if (__builtin_cpu_supports("avx2")) {
-    out.push_back(
-        {"vpmaddubsw + vpmaddwd + vpaddd ymm (AVX2)", &time_vpmaddubsw_ymm, 32.0 * kWideChains});
-    out.push_back({"2 x (vpmaddwd + vpaddd) ymm on u16 x s16 (AVX2)", &time_vpmaddwd_ymm,
+    out.push_back({"vpmaddubsw + vpmaddwd + vpaddd ymm (AVX2)", &time_avx2_sequence<true>,
+                   32.0 * kWideChains});
+    out.push_back({"2 x (vpmaddwd + vpaddd) ymm on u16 x s16 (AVX2)", &time_avx2_sequence<false>,
                    32.0 * kWideChains});
   }
   return out;
