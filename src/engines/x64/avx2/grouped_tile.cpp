@@ -26,8 +26,8 @@ enum class Feed {
   whole_vector,  // lanes gathered in channel order, 16 or more output channels per group: both
                  // halves of a vector read the same input
   one_group,     // lanes gathered in channel order, 8 output channels per group
-  two_groups,  // lanes gathered in channel order, 4 output channels per group: lanes 0-3 and 4-7
-  four_groups  // GroupedLanes::four_groups: both halves hold outputs of the vector's 4 groups
+  two_groups,    // lanes gathered in channel order, 4 output channels per group: lanes 0-3 and 4-7
+  four_groups    // GroupedLanes::four_groups: both halves hold outputs of the vector's 4 groups
 };
 
 // Vector j's input (x0, x1) and (x2, x3) of step k of a row (widened) for half h: `at` the widened
