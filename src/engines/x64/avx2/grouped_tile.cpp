@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Grouped tiles for the avx2 kernel set (KernelSet::grouped_tile, lanes `gathered` in channel
-// order): one panel holds several groups of 4 to 32 output channels side by side, so the lanes stay
-// full (a panel of its own per group of 4 used a quarter of its 16 lanes: ResNeXt's 4-channel
-// groups ran at a fifth of oneDNN's speed). Each 8-lane half of a 16-lane vector is one group (8
-// or more output channels per group: two broadcasts of its u16 pairs, as a plain tile's) or two
-// (4 per group: the two groups' pairs in the two 128-bit halves, one load and one vpshufd per
-// pair). The multiply is the plain tile's (widened_dot.hpp), exact. Built with AVX2 flags: see
-// kernel_set.hpp.
+// Grouped tiles for the avx2 kernel set (KernelSet::grouped_tile): one panel holds several groups
+// of 4 to 32 output channels side by side, so the lanes stay full (a panel of its own per group of
+// 4 used a quarter of its 16 lanes: ResNeXt's 4-channel groups ran at a fifth of oneDNN's speed).
+// Lanes `gathered` in channel order: each 8-lane half of a 16-lane vector is one group (8 or more
+// output channels per group: two broadcasts of its u16 pairs, as a plain tile's; 16 or more: one
+// pair for both halves) or two (4 per group: one 16-byte load, two vpermd). Lanes `four_groups`
+// (4 input and 4 output channels per group): a pair of 128-bit broadcasts and two vshufps feed a
+// whole vector, whose lanes go back to channel order at the end. The multiply is the plain tile's
+// (widened_dot.hpp), exact. No in_lane_groups or one_group tiles: the planner then picks these.
+// Built with AVX2 flags: see kernel_set.hpp.
 #include "engines/x64/avx2/kernels.hpp"
 #include "engines/x64/avx2/widened_dot.hpp"
 
@@ -204,7 +206,8 @@ gemm::GroupedTileKernel grouped_tile_of_rows(int rows, gemm::GroupedLanes lanes)
 
 gemm::GroupedTileKernel grouped_tile_kernel(int rows, int /*vectors*/, bool window_sums,
                                             gemm::GroupedLanes lanes) {
-  if (lanes != gemm::GroupedLanes::gathered && lanes != gemm::GroupedLanes::four_groups) {
+  if (rows > kMaxRows ||
+      (lanes != gemm::GroupedLanes::gathered && lanes != gemm::GroupedLanes::four_groups)) {
     return nullptr;
   }
   return window_sums ? grouped_tile_of_rows<true>(rows, lanes)

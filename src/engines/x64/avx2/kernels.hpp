@@ -18,7 +18,7 @@ void widen_weights(const std::int8_t* packed, std::int64_t bytes, std::int8_t* o
 void narrow_weights(const std::int8_t* widened, std::int64_t packed_bytes, std::int8_t* out);
 void gather_windows(const gemm::WindowGather& g);
 void depthwise_tile(const gemm::DepthwiseTile& t);
-// Grouped tiles, `gathered` lanes only (grouped_tile.cpp).
+// Grouped tiles, lanes `gathered` or `four_groups`, up to kMaxRows rows (grouped_tile.cpp).
 gemm::GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums,
                                             gemm::GroupedLanes lanes);
 void correct_tile(const gemm::TileOutput& tile);
