@@ -44,10 +44,10 @@ inline Widened::Input half_input(const std::uint8_t* row, const std::int64_t (&a
             _mm256_permutevar8x32_epi32(both, _mm256_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3))};
   } else if constexpr (kFeed == Feed::four_groups) {
     // Groups 0-3 of the vector in each 128-bit lane: (x0, x1) of every group, then (x2, x3).
-    const __m256 first = _mm256_castsi256_ps(
-        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row))));
-    const __m256 second = _mm256_castsi256_ps(
-        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16))));
+    // (vbroadcastf128 from memory: with a 16-byte load then a broadcast GCC 12 hoisted the loads
+    // of all the rows and kept them on the stack.)
+    const __m256 first = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(row));
+    const __m256 second = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(row + 16));
     return {_mm256_castps_si256(_mm256_shuffle_ps(first, second, 0x88)),
             _mm256_castps_si256(_mm256_shuffle_ps(first, second, 0xdd))};
   } else {
