@@ -32,10 +32,11 @@ struct ActivationCopy {
 // input widened to u16, 4: per-pixel sums of the input for a weight zero point, 5: a first layer's
 // interleaved rows, 6: blocks of an NCHW input's rows made NHWC by a copy's bodies, 7: the output
 // stage's arrays in a grouped tile's lane order, 8: those in the depthwise blocks' lane order; 7
-// and 8 are kept from call to call: kept_stage in derived_stage.hpp), grown to `bytes` once and then reused: no
-// allocation after a thread's first call of a plan this size. Freed when the thread ends. Only the
-// thread that makes a parallel_for calls it: a body that needs scratch of its own takes a slot of
-// the caller's (WorkerScratch), since a pool thread may take part first in any call.
+// and 8 are kept from call to call: kept_stage in derived_stage.hpp), grown to `bytes` once and
+// then reused: no allocation after a thread's first call of a plan this size. Freed when the thread
+// ends. Only the thread that makes a parallel_for calls it: a body that needs scratch of its own
+// takes a slot of the caller's (WorkerScratch), since a pool thread may take part first in any
+// call.
 std::uint8_t* thread_scratch(std::size_t bytes, int slot);
 
 // A [batch][grid_height][grid_width][channels] grid of `fill` bytes with pixel (h, w) of the input
