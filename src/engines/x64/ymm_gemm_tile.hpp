@@ -69,19 +69,19 @@ inline std::int64_t sum_words(const std::uint8_t* p, std::int32_t count) {
   return total;
 }
 
+// The sums' start for the 8 lanes from `lane` of the panel: −zx·zero_point_sums, or 0 (GemmTile).
+inline __m256i constant_term(const GemmTile& t, int lane) {
+  if (t.zero_point_sums == nullptr) return _mm256_setzero_si256();
+  const __m256i sums =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.zero_point_sums + lane));
+  return _mm256_sub_epi32(_mm256_setzero_si256(),
+                          _mm256_mullo_epi32(_mm256_set1_epi32(t.input_zero_point), sums));
+}
+
 template <class Dot, int kRows>
 void sub_panel(const GemmTile& t, int j) {
   constexpr int kIn = Dot::kInputWidening;
-  __m256i start[2];
-  for (int h = 0; h < 2; ++h) {
-    start[h] = _mm256_setzero_si256();
-    if (t.zero_point_sums != nullptr) {
-      const __m256i sums =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.zero_point_sums + j * 16 + h * 8));
-      start[h] = _mm256_sub_epi32(start[h],
-                                  _mm256_mullo_epi32(_mm256_set1_epi32(t.input_zero_point), sums));
-    }
-  }
+  const __m256i start[2] = {constant_term(t, j * 16), constant_term(t, j * 16 + 8)};
   __m256i acc[kRows][2];
 #pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {

@@ -33,7 +33,8 @@ enum class Feed {
 };
 
 // Vector j's input (x0, x1) and (x2, x3) of step k of a row (widened) for half h: `at` the widened
-// bytes of its groups' first dwords (one_group: at[h][0]; two_groups: at[h][0] and at[h][1]).
+// bytes of its groups' first dwords (one_group, whole_vector: at[h][0]; two_groups: at[h][0] and
+// at[h][1]; four_groups: at[0][0], the vector's 4 groups).
 template <Feed kFeed>
 inline Widened::Input half_input(const std::uint8_t* row, const std::int64_t (&at)[2]) {
   if constexpr (kFeed == Feed::two_groups) {
@@ -46,8 +47,8 @@ inline Widened::Input half_input(const std::uint8_t* row, const std::int64_t (&a
     // Groups 0-3 of the vector in each 128-bit lane: (x0, x1) of every group, then (x2, x3).
     // (vbroadcastf128 from memory: with a 16-byte load then a broadcast GCC 12 hoisted the loads
     // of all the rows and kept them on the stack.)
-    const __m256 first = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(row));
-    const __m256 second = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(row + 16));
+    const __m256 first = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(row + at[0]));
+    const __m256 second = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(row + at[0] + 16));
     return {_mm256_castps_si256(_mm256_shuffle_ps(first, second, 0x88)),
             _mm256_castps_si256(_mm256_shuffle_ps(first, second, 0xdd))};
   } else {
@@ -82,13 +83,7 @@ void grouped_rows(const GroupedTile& g, int first, int j) {
     const int lane = 16 * j + 8 * h;
     at[h][0] = 8 * std::int64_t{g.lane_dwords[lane]};
     at[h][1] = 8 * std::int64_t{g.lane_dwords[lane + 4]};
-    start[h] = _mm256_setzero_si256();
-    if (t.zero_point_sums != nullptr) {
-      const __m256i sums =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.zero_point_sums + lane));
-      start[h] = _mm256_sub_epi32(start[h],
-                                  _mm256_mullo_epi32(_mm256_set1_epi32(t.input_zero_point), sums));
-    }
+    start[h] = x64_ymm::constant_term(t, lane);
   }
   if constexpr (kFeed == Feed::four_groups) at[0][0] = 32 * std::int64_t{j};  // groups 4j..4j+3
   __m256i acc[kRows][2], sums[kRows][kSumHalves];
@@ -117,9 +112,7 @@ void grouped_rows(const GroupedTile& g, int first, int j) {
       for (int i = 0; i < kRows; ++i) {
         const std::uint8_t* x_at = row[i] + 8 * k;
         if constexpr (kFeed == Feed::four_groups || kFeed == Feed::whole_vector) {
-          const Widened::Input x = kFeed == Feed::four_groups
-                                       ? half_input<kFeed>(x_at + at[0][0], at[0])
-                                       : half_input<kFeed>(x_at, at[0]);
+          const Widened::Input x = half_input<kFeed>(x_at, at[0]);
           acc[i][0] = Widened::add(acc[i][0], x, w0);
           acc[i][1] = Widened::add(acc[i][1], x, w1);
           if constexpr (kWindowSums) sums[i][0] = Widened::add(sums[i][0], x, ones);
