@@ -66,9 +66,13 @@ __attribute__((target("avx2,avxvnni"))) double time_vpdpbusd_ymm() {
   return seconds;
 }
 
-// AVX2 without VNNI: the products of one u8 vector `a` (changed, as far as the compiler knows,
-// every iteration: constant operands would make the products loop-invariant) by kWideChains s8
-// vectors, each into its own accumulator (the registers hold 2 x kWideChains + 2 vectors).
+// AVX2 without VNNI: the products of u8 vectors `a` and `a2` (changed, as far as the compiler
+// knows, every iteration: constant operands would make the products loop-invariant) by kWideChains
+// s8 vectors, each into its own accumulator (the registers hold 2 x kWideChains + 3 vectors). The
+// two products of qconv's sequence take different inputs, as the tile's (x0, x1) and (x2, x3)
+// do: with the same operands the compiler computed one product and added it twice, and the
+// loop timed half the multiplies it was credited with (11.4 "MACs a cycle" on a Zen 1 core whose
+// vpmaddwd ymm issues every other cycle: 8).
 constexpr int kWideChains = 6;
 
 // kOneDnn: oneDNN's sequence, vpmaddubsw (u8 x s8 pairs to s16), vpmaddwd by ones (to s32) and
@@ -76,7 +80,7 @@ constexpr int kWideChains = 6;
 // two vpmaddwd and two vpaddd per 4 u8 x s8 products of 8 lanes.
 template <bool kOneDnn>
 __attribute__((target("avx2"))) double time_avx2_sequence() {
-  __m256i a = _mm256_set1_epi32(operand_a);
+  __m256i a = _mm256_set1_epi32(operand_a), a2 = _mm256_set1_epi32(operand_b);
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i acc[kWideChains], b[kWideChains];
   for (int c = 0; c < kWideChains; ++c) {
@@ -85,14 +89,14 @@ __attribute__((target("avx2"))) double time_avx2_sequence() {
   }
   const double start = thread_seconds();
   for (std::int64_t i = 0; i < kIterations; ++i) {
-    asm volatile("" : "+x"(a));
+    asm volatile("" : "+x"(a), "+x"(a2));
 #pragma GCC unroll 6
     for (int c = 0; c < kWideChains; ++c) {
       if constexpr (kOneDnn) {
         acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b[c]), ones));
       } else {
         acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(a, b[c]));
-        acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(b[c], a));
+        acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(a2, b[c]));
       }
     }
   }
