@@ -295,7 +295,7 @@ class GemmKernel final : public PreparedKernel {
     // Flat runs (KernelSet::flat_run) where every pixel's input follows the last (a 1x1 layer's
     // pixels, or an im2col run's gathered windows) and the sums need no correction but a weight
     // zero point's from whole pixels' sums: no AMX blocks (their terms), no groups sharing a
-    // panel, the common forms of weights and input.
+    // panel. (A kernel set with wider forms of the weights and input gets those: run_flat.)
     // A transposed layer whose every output pixel has one tap (its kernel its stride: UNet's
     // 2x2/s2): the positions of one output row and column phase read consecutive input pixels,
     // flat runs too (run_phase_runs).
@@ -316,8 +316,7 @@ class GemmKernel final : public PreparedKernel {
     // A strided 1x1 layer's pixels are consecutive in a dense copy (below).
     const bool runs_of_rows = path_ == Path::flat || path_ == Path::im2col || phase_runs_;
     if (kernels.flat_run != nullptr && runs_of_rows && !amx_ &&
-        (!needs_window_sums_ || pixel_window_sums_) && groups_per_panel_ == 1 && widened_.empty() &&
-        !widened_input()) {
+        (!needs_window_sums_ || pixel_window_sums_) && groups_per_panel_ == 1) {
       for (int v = 1; v <= 4; ++v) {
         if (v == 4 && tap_stride() >= kFlatRunFullPanelBelowK) break;
         flat_runs_[static_cast<std::size_t>(v)] =
@@ -1261,7 +1260,7 @@ class GemmKernel final : public PreparedKernel {
           rows_in = reinterpret_cast<const std::uint8_t*>(wide);
         }
         if (const FlatRunKernel run = flat_runs_[static_cast<std::size_t>(pr.vectors)]) {
-          run_flat(pr, run, rows_in, im2col_stride(), first_pixel + x0, pixels, row_sums);
+          run_flat(pr, run, rows_in, 0, im2col_stride(), first_pixel + x0, pixels, row_sums);
           first = last;
           continue;
         }
@@ -1317,7 +1316,7 @@ class GemmKernel final : public PreparedKernel {
   void run_consecutive_pixels(const PanelRun& pr, const std::uint8_t* input, std::int64_t first,
                               std::int64_t begin, std::int64_t end) const {
     if (const FlatRunKernel run = flat_runs_[static_cast<std::size_t>(pr.vectors)]) {
-      run_flat(pr, run, input + (begin - first) * pixel_bytes_, pixel_bytes_, begin, end - begin,
+      run_flat(pr, run, input, (begin - first) * pixel_bytes_, pixel_bytes_, begin, end - begin,
                pr.pixel_sums != nullptr ? pr.pixel_sums + begin : nullptr);
       return;
     }
@@ -1349,7 +1348,7 @@ class GemmKernel final : public PreparedKernel {
     for (const ColumnRun& c : column_runs_) {
       const std::int64_t pattern = row_pattern + c.kind;
       const std::int64_t origin = phase_origin(n, y, c.x, pattern);
-      run_flat(pr, run, input + origin * pixel_bytes_, pixel_bytes_, first_pixel + c.x, c.pixels,
+      run_flat(pr, run, input, origin * pixel_bytes_, pixel_bytes_, first_pixel + c.x, c.pixels,
                pr.pixel_sums != nullptr ? pr.pixel_sums + origin : nullptr, pattern);
     }
   }
@@ -1484,18 +1483,23 @@ class GemmKernel final : public PreparedKernel {
   // with a weight zero point.
   // A flat run of pattern `pattern`'s one tap (a 1x1 unpadded layer, or an im2col run, has only
   // pattern 0; a transposed layer's phase runs, one per phase).
+  // A flat run of `pixels` rows of `row_bytes` bytes, the first at byte `offset` of `rows` (offsets
+  // and strides as in the unwidened input: a widened copy's are twice them).
   void run_flat(const PanelRun& pr, FlatRunKernel run, const std::uint8_t* rows,
-                std::int64_t row_bytes, std::int64_t first_pixel, std::int64_t pixels,
-                const std::int32_t* window_sums, std::int64_t pattern = 0) const {
+                std::int64_t offset, std::int64_t row_bytes, std::int64_t first_pixel,
+                std::int64_t pixels, const std::int32_t* window_sums,
+                std::int64_t pattern = 0) const {
     const std::size_t element = element_size(problem_.desc().output_dtype);
     const std::int64_t tap = pattern_taps_[static_cast<std::size_t>(pattern)].first;
     // An im2col row is zero from its window's end to a multiple of 4 bytes (and the weights past
     // K are 0): its last K step reads whole, no masked load for the window's last 1 to 3 bytes.
     const std::int64_t channels = path_ == Path::im2col ? round_up(tap_bytes_, 4) : tap_bytes_;
-    run({rows + pr.input_offset, row_bytes, static_cast<std::int32_t>(pixels),
-         static_cast<std::int32_t>(channels),
-         packed_.data() + panel_offsets_[static_cast<std::size_t>(pr.panel)] +
-             tap_steps_[static_cast<std::size_t>(tap)] * pr.vectors * 64,
+    const std::int64_t widening = widened_input() ? 2 : 1;
+    run({rows + widening * (offset + pr.input_offset), widening * row_bytes,
+         static_cast<std::int32_t>(pixels), static_cast<std::int32_t>(channels),
+         panel_weights(static_cast<std::size_t>(pr.panel)) +
+             tap_steps_[static_cast<std::size_t>(tap)] * pr.vectors * 64 *
+                 (widened_.empty() ? 1 : kernels_.weight_widening),
          // The constant term of the pattern, as run_tile's.
          pr.ctx.input_zero_point != 0
              ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth

@@ -240,12 +240,16 @@ inline std::int64_t in_lane_stage_ints(std::int64_t channels) {
 // (a tile per call and its sums stored and read back by an epilogue cost more than the
 // multiplies where K is small). Pixel p reads `channels` bytes at input + p · pixel_bytes. The
 // sums are exact once a weight zero point's zw'·Σx is taken off (window_sums): no AMX terms.
+// A kernel set with input_widening 2 reads the planner's widened copy: `input` and `pixel_bytes`
+// are then in that copy's bytes (two per value), and the values after a pixel's last channel are
+// the next pixel's or the copy's zeros (they meet zero weights).
 struct FlatRun {
   const std::uint8_t* input;  // pixel 0, at the panel's group's first input channel
   std::int64_t pixel_bytes;   // bytes from one pixel to the next
   std::int32_t pixels;
-  std::int32_t channels;                // input bytes per pixel (K), the last step masked past them
-  const std::int8_t* weights;           // the panel, [step][vectors · 16][4]
+  std::int32_t channels;  // input values per pixel (K), the last step masked past them
+  // The panel, [step][vectors · 16][4], in the kernel set's form (widen_weights, where it has one).
+  const std::int8_t* weights;
   const std::int32_t* zero_point_sums;  // as GemmTile's: null, or the sums include −zx · these
   std::int32_t input_zero_point;
   std::int32_t output_channels;  // valid output channels of the panel (1 to 64)

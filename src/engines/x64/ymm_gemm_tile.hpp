@@ -69,13 +69,17 @@ inline std::int64_t sum_words(const std::uint8_t* p, std::int32_t count) {
   return total;
 }
 
-// The sums' start for the 8 lanes from `lane` of the panel: −zx·zero_point_sums, or 0 (GemmTile).
-inline __m256i constant_term(const GemmTile& t, int lane) {
-  if (t.zero_point_sums == nullptr) return _mm256_setzero_si256();
-  const __m256i sums =
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.zero_point_sums + lane));
+// The sums' start for the 8 lanes from `lane` of the panel: −zx·zero_point_sums, or 0 when
+// zero_point_sums is null (GemmTile, FlatRun).
+inline __m256i constant_term(const std::int32_t* zero_point_sums, std::int32_t input_zero_point,
+                             int lane) {
+  if (zero_point_sums == nullptr) return _mm256_setzero_si256();
+  const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(zero_point_sums + lane));
   return _mm256_sub_epi32(_mm256_setzero_si256(),
-                          _mm256_mullo_epi32(_mm256_set1_epi32(t.input_zero_point), sums));
+                          _mm256_mullo_epi32(_mm256_set1_epi32(input_zero_point), sums));
+}
+inline __m256i constant_term(const GemmTile& t, int lane) {
+  return constant_term(t.zero_point_sums, t.input_zero_point, lane);
 }
 
 template <class Dot, int kRows>

@@ -23,6 +23,9 @@ gemm::GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_s
                                             gemm::GroupedLanes lanes);
 void correct_tile(const gemm::TileOutput& tile);
 gemm::EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype);
+// Flat runs on the widened input and weights (flat_run_kernels.cpp); null where epilogue_kernel
+// is.
+gemm::FlatRunKernel flat_run_kernel(SchemeKind scheme, DType output_dtype, int vectors);
 
 // The kernel set (kernel_set.cpp, baseline ISA).
 const gemm::KernelSet& kernel_set();
