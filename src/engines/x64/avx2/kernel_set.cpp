@@ -25,6 +25,7 @@ const gemm::KernelSet& kernel_set() {
       .amx_block = nullptr,
       .grouped_tile = &grouped_tile_kernel,
       .takes_tap_row_offsets = false,
+      .sum_pixels = &sum_pixels,
       .flat_run = &flat_run_kernel,
   };
   return kernels;

@@ -23,6 +23,9 @@ gemm::GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_s
                                             gemm::GroupedLanes lanes);
 void correct_tile(const gemm::TileOutput& tile);
 gemm::EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype);
+// Per pixel, the sum of its first `channels` bytes (KernelSet::sum_pixels).
+void sum_pixels(const std::uint8_t* in, std::int64_t pixels, std::int64_t pixel_bytes,
+                std::int64_t channels, std::int32_t* out);
 // Flat runs on the widened input and weights (flat_run_kernels.cpp); null where epilogue_kernel
 // is.
 gemm::FlatRunKernel flat_run_kernel(SchemeKind scheme, DType output_dtype, int vectors);
