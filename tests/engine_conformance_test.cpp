@@ -638,6 +638,44 @@ TEST_P(EngineConformance, TransposedStridePhases) {
   }
 }
 
+// Depthwise transposed convolution by output phases too: each phase's taps alone (a 4x4/s2
+// kernel: 4 of 16 per pixel), kernels smaller than, equal to (a phase of one tap) and larger than
+// the stride, dilation, padding, output padding, channel tails of a panel, batch > 1, zero points
+// at both ends, with and without weight zero points, 1 and 2 threads.
+TEST_P(EngineConformance, DepthwiseTransposedStridePhases) {
+  Rng rng(29);
+  struct Shape {
+    std::int64_t c, h, w, k, stride, dilation, pad, output_pad, batch;
+  };
+  const Shape shapes[] = {
+      {64, 7, 9, 4, 2, 1, 1, 0, 1},  {24, 5, 6, 2, 2, 1, 0, 1, 2}, {72, 4, 7, 3, 2, 1, 1, 1, 1},
+      {16, 5, 5, 5, 3, 1, 2, 2, 1},  {40, 6, 4, 3, 2, 2, 1, 0, 2}, {8, 3, 11, 7, 4, 1, 3, 3, 1},
+      {130, 3, 5, 4, 2, 1, 2, 1, 1},
+  };
+  for (const Shape& s : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      RandomProblemOptions opt;
+      opt.extreme_zero_points = round % 2 == 1;
+      RandomCase rc = fixed_case(rng, s.c, s.c, s.h, s.w, s.k, 1, 0, s.batch, s.c, round < 2, opt);
+      ProblemDesc d = rc.desc;
+      d.op = OpKind::conv2d_transpose;
+      d.weight_layout = Layout::IOHW;
+      d.stride_h = d.stride_w = s.stride;
+      d.dilation_h = d.dilation_w = s.dilation;
+      d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = s.pad;
+      d.output_pad_h = d.output_pad_w = s.output_pad;
+      rc = test::random_case_for(rng, d);
+      std::string failure, described;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure << " (" << Problem(rc.desc).summary() << ")";
+      if (GetParam() == "avx2") {  // its depthwise tiles run in the GEMM planner
+        EXPECT_NE(described.find("stride phases"), std::string::npos) << described;
+      }
+    }
+  }
+}
+
 // Grouped convolution with groups of every width that shares panels (4, 8, 16 and 32 output
 // channels, input widths up to the output's) and some that cannot (not a divisor of 64, input
 // wider than output, not whole dwords), full and partial panels, 1x1 and 3x3, strides 1 and 2,

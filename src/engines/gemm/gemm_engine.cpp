@@ -136,7 +136,7 @@ class GemmKernel final : public PreparedKernel {
     // engines have a kernel of their own instead: avx512_vnni/depthwise_plan.cpp).
     depthwise_ = depthwise(problem);
     // A transposed convolution runs as the convolution of its zero-inserted input with the
-    // flipped kernel. With stride 1 (and for depthwise tiles) the input is placed into scratch,
+    // flipped kernel. With stride 1 the input is placed into scratch,
     // spread out at its stride, the holes and the padding holding zx (which adds (zx − zx)·w = 0):
     // every tap of every pixel is then valid. With a larger stride each output phase lists only
     // the taps that land on input pixels (axis_taps.hpp), and the tiles read the input itself: no
@@ -294,11 +294,11 @@ class GemmKernel final : public PreparedKernel {
     }
     // Flat runs (KernelSet::flat_run) where every pixel's input follows the last (a 1x1 layer's
     // pixels, or an im2col run's gathered windows) and the sums need no correction but a weight
-    // zero point's from whole pixels' sums: no AMX blocks (their terms), no groups sharing a
-    // panel. (A kernel set with wider forms of the weights and input gets those: run_flat.)
-    // A transposed layer whose every output pixel has one tap (its kernel its stride: UNet's
-    // 2x2/s2): the positions of one output row and column phase read consecutive input pixels,
-    // flat runs too (run_phase_runs).
+    // zero point's from whole pixels' sums: no AMX blocks (their terms), no depthwise tiles, no
+    // groups sharing a panel. (A kernel set with wider forms of the weights and input gets those:
+    // run_flat.) A transposed layer whose every output pixel has one tap (its kernel its stride:
+    // UNet's 2x2/s2): the positions of one output row and column phase read consecutive input
+    // pixels, flat runs too (run_phase_runs).
     phase_runs_ = phased_ && !pattern_taps_.empty() &&
                   std::all_of(pattern_taps_.begin(), pattern_taps_.end(),
                               [](const auto& taps) { return taps.second == 1; });
@@ -315,7 +315,7 @@ class GemmKernel final : public PreparedKernel {
     }
     // A strided 1x1 layer's pixels are consecutive in a dense copy (below).
     const bool runs_of_rows = path_ == Path::flat || path_ == Path::im2col || phase_runs_;
-    if (kernels.flat_run != nullptr && runs_of_rows && !amx_ &&
+    if (kernels.flat_run != nullptr && runs_of_rows && !amx_ && !depthwise_ &&
         (!needs_window_sums_ || pixel_window_sums_) && groups_per_panel_ == 1) {
       for (int v = 1; v <= 4; ++v) {
         if (v == 4 && tap_stride() >= kFlatRunFullPanelBelowK) break;
@@ -1029,11 +1029,11 @@ class GemmKernel final : public PreparedKernel {
     return d.groups > 1 && d.groups == d.in_channels && d.out_channels == d.in_channels;
   }
 
-  // A transposed convolution with a stride above 1 runs by output phases (the depthwise tiles
-  // keep the placed input).
+  // A transposed convolution with a stride above 1 runs by output phases, depthwise tiles too (on
+  // the placed input a 4x4/s2 layer's tiles multiplied 16 taps a pixel, 12 of them holes).
   static bool phased(const Problem& problem) {
     const auto& d = problem.desc();
-    return problem.transposed() && (d.stride_h > 1 || d.stride_w > 1) && !depthwise(problem);
+    return problem.transposed() && (d.stride_h > 1 || d.stride_w > 1);
   }
 
   // The axes as the tiles walk them: the input, or its copy with the padding filled (pad 0, the
