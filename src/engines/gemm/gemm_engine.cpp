@@ -685,9 +685,10 @@ class GemmKernel final : public PreparedKernel {
       const std::int32_t zw = problem.weight_zero_point(o);
       const std::uint8_t* channel = weights.data() + weights.channel_offset(o);
       for (std::int64_t t = 0; t < taps; ++t) {
+        const std::int32_t w = weights.widen(channel[source_tap(t) * weights.step_tap()]) - zw;
         depthwise_weights_[static_cast<std::size_t>(((o / kPanelWidth) * taps + t) * kPanelWidth +
-                                                    o % kPanelWidth)] =
-            weights.widen(channel[source_tap(t) * weights.step_tap()]) - zw;
+                                                    o % kPanelWidth)] = w;
+        tap_sums_[static_cast<std::size_t>(t * padded_channels_ + o)] = w;  // its one channel
       }
     }
     depthwise_canonical_ = weights.bytes();
@@ -1558,7 +1559,7 @@ class GemmKernel final : public PreparedKernel {
                                depthwise_pairs_.data() +
                                    pattern_pair_offsets_[static_cast<std::size_t>(pattern)] +
                                    pr.panel * pairs * kPanelWidth * 2,
-                               pr.ctx.input_zero_point, acc});
+                               pr.ctx.input_zero_point, acc, zero_point_sums});
     } else if (rows > max_rows_) {
       kernels_.amx_block({input, origin_in_pixel, row_stride,
                           row_runs_ ? row_run_offsets_.data() : tap_offsets_.data() + first_tap,

@@ -154,6 +154,10 @@ struct DepthwiseTile {
   const std::int16_t* weights;
   std::int32_t zero_point;  // zx
   std::int32_t* acc;        // out: [rows][64]
+  // Σ(w − zw) over the listed taps per channel (null when zx is 0): a tile may multiply x rather
+  // than x − zx and start its sums at −zx · these instead (the avx2 tile: one subtraction fewer
+  // per pair of taps, row and vector).
+  const std::int32_t* zero_point_sums = nullptr;
 };
 
 // im2col of one tile: output pixels (n, y, x .. x + rows) as rows of `row_bytes` bytes holding
