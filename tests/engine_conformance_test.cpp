@@ -603,6 +603,19 @@ TEST_P(EngineConformance, NchwFirstLayersOnPlanes) {
   }
 }
 
+// `d` (a fixed_case's) as a transposed convolution of that stride, dilation, padding and output
+// padding.
+ProblemDesc transposed_desc(ProblemDesc d, std::int64_t stride, std::int64_t dilation,
+                            std::int64_t pad, std::int64_t output_pad) {
+  d.op = OpKind::conv2d_transpose;
+  d.weight_layout = Layout::IOHW;
+  d.stride_h = d.stride_w = stride;
+  d.dilation_h = d.dilation_w = dilation;
+  d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = pad;
+  d.output_pad_h = d.output_pad_w = output_pad;
+  return d;
+}
+
 // Transposed convolution with strides 2 to 4 runs as stride_h·stride_w phases, each output phase
 // listing only the taps that land on input pixels: kernels smaller than, equal to and larger than
 // the stride, dilations that share a factor with it (taps of no phase), padding, output padding,
@@ -622,14 +635,8 @@ TEST_P(EngineConformance, TransposedStridePhases) {
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {
       RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, 1, 0, s.batch, 1, round < 2);
-      ProblemDesc d = rc.desc;
-      d.op = OpKind::conv2d_transpose;
-      d.weight_layout = Layout::IOHW;
-      d.stride_h = d.stride_w = s.stride;
-      d.dilation_h = d.dilation_w = s.dilation;
-      d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = s.pad;
-      d.output_pad_h = d.output_pad_w = s.output_pad;
-      rc = test::random_case_for(rng, d);
+      rc = test::random_case_for(
+          rng, transposed_desc(rc.desc, s.stride, s.dilation, s.pad, s.output_pad));
       std::string failure;
       ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
           << "declined " << Problem(rc.desc).summary();
@@ -657,14 +664,8 @@ TEST_P(EngineConformance, DepthwiseTransposedStridePhases) {
       RandomProblemOptions opt;
       opt.extreme_zero_points = round % 2 == 1;
       RandomCase rc = fixed_case(rng, s.c, s.c, s.h, s.w, s.k, 1, 0, s.batch, s.c, round < 2, opt);
-      ProblemDesc d = rc.desc;
-      d.op = OpKind::conv2d_transpose;
-      d.weight_layout = Layout::IOHW;
-      d.stride_h = d.stride_w = s.stride;
-      d.dilation_h = d.dilation_w = s.dilation;
-      d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = s.pad;
-      d.output_pad_h = d.output_pad_w = s.output_pad;
-      rc = test::random_case_for(rng, d);
+      rc = test::random_case_for(
+          rng, transposed_desc(rc.desc, s.stride, s.dilation, s.pad, s.output_pad));
       std::string failure, described;
       ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
           << "declined " << Problem(rc.desc).summary();

@@ -14,6 +14,7 @@
 #include <cstddef>
 
 #include "engines/gemm/kernel_set.hpp"
+#include "engines/gemm/vector_stage_dispatch.hpp"
 
 namespace qconv::detail::avx2 {
 namespace {
@@ -307,36 +308,8 @@ inline void store_row(void* out, const __m256i (&r)[kVectors], std::int32_t chan
   }
 }
 
-// f.template operator()<K, D>() for a (scheme, output dtype) pair with a vector stage; R{} for the
-// others (s32 from a requantizing scheme: r may exceed s32 before zy).
-template <class R, class F>
-R for_vector_stage(SchemeKind scheme, DType output_dtype, const F& f) {
-  const auto by_dtype = [&]<SchemeKind K>() -> R {
-    if constexpr (K == SchemeKind::int32) {
-      return output_dtype == DType::s32 ? f.template operator()<K, DType::s32>() : R{};
-    } else {
-      switch (output_dtype) {
-        case DType::u8: return f.template operator()<K, DType::u8>();
-        case DType::s8: return f.template operator()<K, DType::s8>();
-        default: return R{};
-      }
-    }
-  };
-  switch (scheme) {
-    case SchemeKind::int32: return by_dtype.template operator()<SchemeKind::int32>();
-    case SchemeKind::fbgemm: return by_dtype.template operator()<SchemeKind::fbgemm>();
-    case SchemeKind::qnnpack: return by_dtype.template operator()<SchemeKind::qnnpack>();
-    case SchemeKind::onednn: return by_dtype.template operator()<SchemeKind::onednn>();
-    case SchemeKind::onnx: return by_dtype.template operator()<SchemeKind::onnx>();
-    case SchemeKind::tvm: return by_dtype.template operator()<SchemeKind::tvm>();
-    case SchemeKind::tvm_f32: return by_dtype.template operator()<SchemeKind::tvm_f32>();
-    case SchemeKind::tflite: return by_dtype.template operator()<SchemeKind::tflite>();
-    case SchemeKind::tflite_single:
-      return by_dtype.template operator()<SchemeKind::tflite_single>();
-    case SchemeKind::onnxruntime: return by_dtype.template operator()<SchemeKind::onnxruntime>();
-  }
-  return R{};
-}
+// The (scheme, output dtype) pairs with a vector stage (vector_stage_dispatch.hpp).
+using gemm::for_vector_stage;
 
 }  // namespace
 }  // namespace qconv::detail::avx2

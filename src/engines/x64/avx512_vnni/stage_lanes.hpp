@@ -8,6 +8,7 @@
 
 #include <immintrin.h>
 
+#include "engines/gemm/vector_stage_dispatch.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
 
 namespace qconv::detail::avx512_vnni::stage_lanes {
@@ -242,36 +243,7 @@ template <SchemeKind K>
   return acc;
 }
 
-// The (scheme, output dtype) pairs with a vector stage: f.template operator()<K, D>() for them
-// (a kernel of their own), R{} for the rest — the requantizing schemes to s32, where r may leave
-// s32 before zy is added, and int32 to bytes.
-template <class R, class F>
-R for_vector_stage(SchemeKind scheme, DType output_dtype, const F& f) {
-  const auto by_dtype = [&]<SchemeKind K>() -> R {
-    if constexpr (K == SchemeKind::int32) {
-      return output_dtype == DType::s32 ? f.template operator()<K, DType::s32>() : R{};
-    } else {
-      switch (output_dtype) {
-        case DType::u8: return f.template operator()<K, DType::u8>();
-        case DType::s8: return f.template operator()<K, DType::s8>();
-        default: return R{};
-      }
-    }
-  };
-  switch (scheme) {
-    case SchemeKind::int32: return by_dtype.template operator()<SchemeKind::int32>();
-    case SchemeKind::fbgemm: return by_dtype.template operator()<SchemeKind::fbgemm>();
-    case SchemeKind::qnnpack: return by_dtype.template operator()<SchemeKind::qnnpack>();
-    case SchemeKind::onednn: return by_dtype.template operator()<SchemeKind::onednn>();
-    case SchemeKind::onnx: return by_dtype.template operator()<SchemeKind::onnx>();
-    case SchemeKind::tvm: return by_dtype.template operator()<SchemeKind::tvm>();
-    case SchemeKind::tvm_f32: return by_dtype.template operator()<SchemeKind::tvm_f32>();
-    case SchemeKind::tflite: return by_dtype.template operator()<SchemeKind::tflite>();
-    case SchemeKind::tflite_single:
-      return by_dtype.template operator()<SchemeKind::tflite_single>();
-    case SchemeKind::onnxruntime: return by_dtype.template operator()<SchemeKind::onnxruntime>();
-  }
-  return R{};
-}
+// The (scheme, output dtype) pairs with a vector stage (vector_stage_dispatch.hpp).
+using gemm::for_vector_stage;
 
 }  // namespace qconv::detail::avx512_vnni::stage_lanes
