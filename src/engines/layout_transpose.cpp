@@ -30,14 +30,11 @@ void transpose_part(const T* in, std::int64_t in_stride, T* out, std::int64_t ou
 }
 
 #if defined(__SSE2__)
-// One 16 x 16 block: four rounds of interleaving, each doubling the run of values that belong to
-// one column (1, 2, 4, 8 rows, then all 16).
-void transpose_16x16(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
-                     std::int64_t out_stride) {
-  __m128i a[16], b[16];
-  for (int i = 0; i < 16; ++i) {
-    a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * in_stride));
-  }
+// One 16 x 16 block in registers (a[i]: row i), transposed into a[j]: column j. Four rounds of
+// interleaving, each doubling the run of values that belong to one column (1, 2, 4, 8 rows, then
+// all 16).
+void transpose_16x16_registers(__m128i (&a)[16]) {
+  __m128i b[16];
   // b[2i]: 16-bit values (rows 2i, 2i+1) of columns 0-7; b[2i+1]: of columns 8-15.
   for (int i = 0; i < 8; ++i) {
     b[2 * i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
@@ -61,10 +58,43 @@ void transpose_16x16(const std::uint8_t* in, std::int64_t in_stride, std::uint8_
   }
   // Column 2m and 2m + 1: rows 0-7 from b[m], rows 8-15 from b[8 + m].
   for (int m = 0; m < 8; ++m) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (2 * m) * out_stride),
-                     _mm_unpacklo_epi64(b[m], b[8 + m]));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (2 * m + 1) * out_stride),
-                     _mm_unpackhi_epi64(b[m], b[8 + m]));
+    a[2 * m] = _mm_unpacklo_epi64(b[m], b[8 + m]);
+    a[2 * m + 1] = _mm_unpackhi_epi64(b[m], b[8 + m]);
+  }
+}
+
+void transpose_16x16(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                     std::int64_t out_stride) {
+  __m128i a[16];
+  for (int i = 0; i < 16; ++i) {
+    a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * in_stride));
+  }
+  transpose_16x16_registers(a);
+  for (int j = 0; j < 16; ++j) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j * out_stride), a[j]);
+  }
+}
+
+// The first `cols` (1 to 15) columns of 16 rows: a row's 16-byte load where it stays within the
+// `readable` bytes from `in` (the bytes after a row's columns are then the next rows'), otherwise
+// through a local copy; the `cols` output rows written whole. A 14x14 image's 196 pixels leave 4
+// such columns per block of 16 channels, which a byte at a time cost as much as the blocks
+// themselves.
+void transpose_16xn(const std::uint8_t* in, std::int64_t in_stride, std::uint8_t* out,
+                    std::int64_t out_stride, int cols, std::int64_t readable) {
+  __m128i a[16];
+  for (int i = 0; i < 16; ++i) {
+    if (i * in_stride + 16 <= readable) {
+      a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * in_stride));
+    } else {
+      alignas(16) std::uint8_t row[16] = {};
+      std::memcpy(row, in + i * in_stride, static_cast<std::size_t>(cols));
+      a[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(row));
+    }
+  }
+  transpose_16x16_registers(a);
+  for (int j = 0; j < cols; ++j) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j * out_stride), a[j]);
   }
 }
 
@@ -183,7 +213,14 @@ void transpose_bytes(const std::uint8_t* in, std::int64_t in_stride, std::uint8_
     }
     if (full_rows < rows) transpose_last_rows(in, in_stride, out, out_stride, full_rows, rows, c);
   }
-  transpose_part(in, in_stride, out, out_stride, 0, rows, full_cols, cols);
+  if (full_cols < cols) {  // the last columns: blocks of 16 rows, then the rows past them
+    for (std::int64_t r = 0; r < full_rows; r += kBlock) {
+      transpose_16xn(in + r * in_stride + full_cols, in_stride, out + full_cols * out_stride + r,
+                     out_stride, static_cast<int>(cols - full_cols),
+                     (rows - 1 - r) * in_stride + cols - full_cols);
+    }
+    transpose_part(in, in_stride, out, out_stride, full_rows, rows, full_cols, cols);
+  }
 #else
   for (std::int64_t c = 0; c < cols; c += kBlock) {
     transpose_part(in, in_stride, out, out_stride, 0, rows, c, std::min(cols, c + kBlock));
