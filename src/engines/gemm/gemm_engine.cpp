@@ -1499,8 +1499,7 @@ class GemmKernel final : public PreparedKernel {
     run({rows + widening * (offset + pr.input_offset), widening * row_bytes,
          static_cast<std::int32_t>(pixels), static_cast<std::int32_t>(channels),
          panel_weights(static_cast<std::size_t>(pr.panel)) +
-             tap_steps_[static_cast<std::size_t>(tap)] * pr.vectors * 64 *
-                 (widened_.empty() ? 1 : kernels_.weight_widening),
+             tap_steps_[static_cast<std::size_t>(tap)] * pr.vectors * 64 * weight_widening(),
          // The constant term of the pattern, as run_tile's.
          pr.ctx.input_zero_point != 0
              ? pattern_sums_.data() + pattern * padded_channels_ + pr.panel * kPanelWidth
@@ -1646,8 +1645,10 @@ class GemmKernel final : public PreparedKernel {
   // form (KernelSet::weight_widening).
   const std::int8_t* panel_weights(std::size_t p) const {
     return widened_.empty() ? packed_.data() + panel_offsets_[p]
-                            : widened_.data() + panel_offsets_[p] * kernels_.weight_widening;
+                            : widened_.data() + panel_offsets_[p] * weight_widening();
   }
+  // Bytes of the tiles' weights per packed byte (1 where they take the common form).
+  std::int64_t weight_widening() const { return widened_.empty() ? 1 : kernels_.weight_widening; }
 
   const KernelSet& kernels_;
   int max_rows_;

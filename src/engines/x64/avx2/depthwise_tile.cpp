@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include "engines/x64/avx2/kernels.hpp"
+#include "engines/x64/ymm_gemm_tile.hpp"
 
 namespace qconv::detail::avx2 {
 namespace {
@@ -25,15 +26,6 @@ inline void pairs(__m128i a, __m128i b, __m256i& low, __m256i& high) {
   high = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(a, b));
 }
 
-// The sums' start for the 8 channels from `lane` of the panel: −zx·Σ(w − zw), or 0 (zx = 0).
-inline __m256i start(const gemm::DepthwiseTile& t, int lane) {
-  if (t.zero_point_sums == nullptr) return _mm256_setzero_si256();
-  const __m256i sums =
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.zero_point_sums + lane));
-  return _mm256_sub_epi32(_mm256_setzero_si256(),
-                          _mm256_mullo_epi32(_mm256_set1_epi32(t.zero_point), sums));
-}
-
 // kRows rows x 16 channels (vector j): each pair of taps' weights loaded once for all the rows.
 template <int kRows, bool kFull>
 void rows16(const gemm::DepthwiseTile& t, std::int32_t first, int j, std::int32_t left) {
@@ -42,7 +34,9 @@ void rows16(const gemm::DepthwiseTile& t, std::int32_t first, int j, std::int32_
   };
   const std::uint8_t* row[kRows];
   __m256i acc[kRows][2];
-  const __m256i start_low = start(t, 16 * j), start_high = start(t, 16 * j + 8);
+  // −zx·Σ(w − zw), or 0 (zx = 0).
+  const __m256i start_low = x64_ymm::constant_term(t.zero_point_sums, t.zero_point, 16 * j);
+  const __m256i start_high = x64_ymm::constant_term(t.zero_point_sums, t.zero_point, 16 * j + 8);
 #pragma GCC unroll 4
   for (int i = 0; i < kRows; ++i) {
     row[i] = t.input + (t.first_row + (first + i) * t.row_stride + 16 * j);
