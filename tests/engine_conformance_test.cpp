@@ -827,23 +827,24 @@ TEST_P(EngineConformance, NchwOnEveryPath) {
 }
 
 // 1x1 layers with NCHW input and output, which an engine may run with pixels in lanes (both
-// tensors read and written in place; avx512_vnni where a partial block of 64 pixels wastes at most
-// a tenth of the lanes): whole blocks and partial last ones (60, 64, 120, 180 and 250 pixels an
-// image), input channels off a multiple of 4, output channels off a register tile's multiple and
-// split over tasks (an image of few blocks), batch 2 (each image its own blocks), every scheme, u8
-// and s8 inputs (zero point 0, and at both ends), u8 and s8 weights, every output dtype, 1 and 2
+// tensors read and written in place; avx512_vnni and avx2 where a partial block of 64 pixels
+// wastes at most a tenth of the lanes): whole blocks and partial last ones (60, 64, 120, 180, 250
+// and 608 pixels an image: avx2's halves of 32 pixels whole, partial, and the last block's second
+// half empty), input channels off a multiple of 4, output channels off a register tile's multiple
+// and split over tasks (an image of few blocks), batch 2 (each image its own blocks), every scheme,
+// u8 and s8 inputs (zero point 0, and at both ends), u8 and s8 weights, every output dtype, 1 and 2
 // threads; images it leaves to the transposes (1 and 49 pixels), and weight zero points off the
 // weights' middle.
 TEST_P(EngineConformance, NchwOneByOneInPlace) {
   Rng rng(37);
   struct Shape {
     std::int64_t c, o, h, w, batch;
-    bool in_place;  // avx512_vnni runs it with pixels in lanes (when symmetric, to bytes)
+    bool in_place;  // avx512_vnni and avx2 run it with pixels in lanes (symmetric, to bytes)
   };
   const Shape shapes[] = {
       {32, 16, 6, 10, 1, true},   {13, 20, 12, 15, 2, true}, {4, 7, 8, 8, 2, true},
       {96, 200, 10, 25, 1, true}, {5, 97, 8, 15, 1, true},   {64, 6, 8, 8, 1, true},
-      {160, 13, 7, 7, 2, false},  {1, 33, 1, 1, 1, false},
+      {7, 11, 19, 32, 2, true},   {160, 13, 7, 7, 2, false}, {1, 33, 1, 1, 1, false},
   };
   int round = 0;
   for (const Shape& s : shapes) {
@@ -862,7 +863,7 @@ TEST_P(EngineConformance, NchwOneByOneInPlace) {
       ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
           << "declined " << Problem(rc.desc).summary();
       ASSERT_TRUE(failure.empty()) << failure;
-      if (GetParam() == "avx512_vnni") {  // the path this test is for is the one that ran
+      if (GetParam() == "avx512_vnni" || GetParam() == "avx2") {  // this test's path ran
         const bool symmetric =
             rc.desc.weight_zero_point[0] == (rc.desc.weight_dtype == DType::u8 ? 128 : 0);
         const bool expected = s.in_place && symmetric && rc.desc.output_dtype != DType::s32;

@@ -250,7 +250,8 @@ class GemmKernel final : public PreparedKernel {
     // Both tensors NCHW around a 1x1 layer: pixels in lanes, no transposes (nchw_flat_plan.hpp).
     if (!amx_ && !depthwise_) {
       if (const NchwFlatKernel kernel = NchwFlatPlan::kernel_for(problem, kernels, shift_)) {
-        nchw_flat_ = std::make_unique<NchwFlatPlan>(problem, weights, shift_, kernel);
+        nchw_flat_ = std::make_unique<NchwFlatPlan>(problem, weights, shift_, kernel,
+                                                    kernels.input_widening);
       }
     }
     if (kernels.widen_weights != nullptr && !depthwise_) {  // the kernel set's own wider form

@@ -282,10 +282,11 @@ struct NchwFlatRun {
   std::int32_t pixels;          // valid pixels of the block (1 to 64)
   std::int32_t channels;        // input channels (K)
   bool flip_input;              // an s8 input: each byte xor 0x80 (read as u8, x + 128)
-  std::uint8_t* scratch;        // (channels rounded up to 4) · 64 bytes, 64-byte aligned
-  const std::int8_t* weights;   // [out_channels][channels rounded up to 4] s8 (w − zw)
-  std::int32_t out_channels;    // output channels to write, from `first_channel`
-  std::int64_t first_channel;   // the first of them (the stage's and the sums' index)
+  // (channels rounded up to 4) · 64 · KernelSet::input_widening bytes, 64-byte aligned
+  std::uint8_t* scratch;
+  const std::int8_t* weights;           // [out_channels][channels rounded up to 4] s8 (w − zw)
+  std::int32_t out_channels;            // output channels to write, from `first_channel`
+  std::int64_t first_channel;           // the first of them (the stage's and the sums' index)
   const std::int32_t* zero_point_sums;  // per output channel: Σ(w − zw), times −zx; or null
   std::int32_t input_zero_point;        // zx as the kernels read the input (u8)
   void* output;                         // the first output channel's row at the block's pixel

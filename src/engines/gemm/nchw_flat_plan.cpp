@@ -39,8 +39,9 @@ NchwFlatKernel NchwFlatPlan::kernel_for(const Problem& problem, const KernelSet&
 }
 
 NchwFlatPlan::NchwFlatPlan(const Problem& problem, const CanonicalWeights& weights,
-                           std::int32_t shift, NchwFlatKernel kernel)
+                           std::int32_t shift, NchwFlatKernel kernel, int input_widening)
     : kernel_(kernel),
+      input_widening_(input_widening),
       channels_(problem.desc().in_channels),
       out_channels_(problem.desc().out_channels),
       pixels_(problem.desc().in_height * problem.desc().in_width) {
@@ -62,7 +63,7 @@ void NchwFlatPlan::run(const RunContext& ctx, const StageView& stage, std::int32
   const std::int64_t chunk_channels = ((out_channels_ + wanted - 1) / wanted + 3) / 4 * 4;
   const std::int64_t chunks = (out_channels_ + chunk_channels - 1) / chunk_channels;
   const int slots = parallel_participants(ctx.threads);
-  const auto slot_bytes = static_cast<std::size_t>(row * kBlockPixels);
+  const auto slot_bytes = static_cast<std::size_t>(row * kBlockPixels * input_widening_);
   // Scratch slot 1 (an NCHW input's NHWC copy, which this plan never makes).
   WorkerScratch scratch(thread_scratch(WorkerScratch::bytes(slot_bytes, slots), 1), slot_bytes,
                         slots);

@@ -24,9 +24,10 @@ class NchwFlatPlan {
                                    std::int32_t shift);
 
   // `shift`: every channel's weight zero point (0 for s8 weights, 128 for u8), so that the packed
-  // w − shift fits s8.
+  // w − shift fits s8. `input_widening`: the kernel set's (KernelSet::input_widening), the factor
+  // of its kernels' scratch (NchwFlatRun::scratch).
   NchwFlatPlan(const Problem& problem, const CanonicalWeights& weights, std::int32_t shift,
-               NchwFlatKernel kernel);
+               NchwFlatKernel kernel, int input_widening);
 
   // One call: `input_zero_point` and `flip_input` as the kernels read the input (u8: an s8 input's
   // bytes xor 0x80, its zero point + 128), zero_point_sums Σ(w − zw) per output channel (null when
@@ -36,6 +37,7 @@ class NchwFlatPlan {
 
  private:
   NchwFlatKernel kernel_;
+  int input_widening_;
   std::int64_t channels_, out_channels_, pixels_;  // pixels: of one image (H·W)
   AlignedVector<std::int8_t> weights_;             // [out_channels][channels rounded up to 4]
 };

@@ -27,6 +27,7 @@ const gemm::KernelSet& kernel_set() {
       .takes_tap_row_offsets = false,
       .sum_pixels = &sum_pixels,
       .flat_run = &flat_run_kernel,
+      .nchw_flat_run = &nchw_flat_run_kernel,
   };
   return kernels;
 }

@@ -29,6 +29,9 @@ void sum_pixels(const std::uint8_t* in, std::int64_t pixels, std::int64_t pixel_
 // Flat runs on the widened input and weights (flat_run_kernels.cpp); null where epilogue_kernel
 // is.
 gemm::FlatRunKernel flat_run_kernel(SchemeKind scheme, DType output_dtype, int vectors);
+// NCHW 1x1 layers with pixels in lanes (nchw_flat_kernels.cpp); null for s32 outputs and where
+// epilogue_kernel is.
+gemm::NchwFlatKernel nchw_flat_run_kernel(SchemeKind scheme, DType output_dtype);
 
 // The kernel set (kernel_set.cpp, baseline ISA).
 const gemm::KernelSet& kernel_set();

@@ -5,7 +5,8 @@
 // the 64-bit rounding of tvm and tflite_single shifts right logically with the sign xored around
 // it (exact), clamps with compares and blends, and the s32 lanes come back by blending. Each float
 // operation is its own instruction: nothing is contracted into an FMA. Used by the epilogues
-// (epilogue_kernels.cpp) and the flat runs (flat_run_kernels.cpp). Included only by files built
+// (epilogue_kernels.cpp), the flat runs (flat_run_kernels.cpp) and the NCHW flat runs
+// (nchw_flat_kernels.cpp). Included only by files built
 // with AVX2 flags; internal linkage (see kernel_set.hpp).
 #pragma once
 
@@ -27,20 +28,24 @@ struct Lanes {
   __m256i bias_s32, q31, shift_left, shift_right, round_down;
   __m256 bias_f32, scale_f32;
 
-  template <SchemeKind K>
+  // Channels channel .. channel + 7, or (kBroadcast: lanes that are pixels of one channel)
+  // `channel`'s constants in every lane.
+  template <SchemeKind K, bool kBroadcast = false>
   static Lanes load(const StageView& s, std::int64_t channel) {
     const std::int64_t at = channel * s.channel_step;
     Lanes l{};
     const auto i32 = [&](const std::int32_t* base) {
-      return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(base + at));
+      return kBroadcast ? _mm256_set1_epi32(base[at])
+                        : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(base + at));
+    };
+    const auto f32 = [&](const float* base) {
+      return kBroadcast ? _mm256_set1_ps(base[at]) : _mm256_loadu_ps(base + at);
     };
     if constexpr (K != SchemeKind::fbgemm && K != SchemeKind::onednn) l.bias_s32 = i32(s.bias_s32);
-    if constexpr (K == SchemeKind::fbgemm || K == SchemeKind::onednn) {
-      l.bias_f32 = _mm256_loadu_ps(s.bias_f32 + at);
-    }
+    if constexpr (K == SchemeKind::fbgemm || K == SchemeKind::onednn) l.bias_f32 = f32(s.bias_f32);
     if constexpr (K != SchemeKind::int32 && K != SchemeKind::tvm && K != SchemeKind::tflite &&
                   K != SchemeKind::tflite_single) {
-      l.scale_f32 = _mm256_loadu_ps(s.scale_f32 + at);
+      l.scale_f32 = f32(s.scale_f32);
     }
     if constexpr (K == SchemeKind::tvm || K == SchemeKind::tflite ||
                   K == SchemeKind::tflite_single) {
