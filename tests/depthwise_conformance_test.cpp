@@ -337,7 +337,9 @@ TEST_P(DepthwiseConformance, DTypesAndZeroPoints) {
 // and the general one (5x5, dilation), on 64-lane blocks that are full, partly filled (40 or 36
 // channels: vectors past the channels must write nothing) or followed by 32- and 16-lane blocks,
 // with multipliers. Each scheme's output stage runs on the accumulators there, and s32 outputs put
-// the 64-lane blocks' lanes back in channel order.
+// the 64-lane blocks' lanes back in channel order. On avx2 every pair with a vector stage (all to
+// u8 and s8; int32 to s32) takes the depthwise tiles that apply it from the registers (multiplier
+// 1: with 2, groups of 1 input and 2 output channels run on grouped tiles).
 TEST_P(DepthwiseConformance, EveryOutputStageOnEveryTileLayout) {
   Rng rng(11);
   const Geometry shapes[] = {
@@ -362,8 +364,18 @@ TEST_P(DepthwiseConformance, EveryOutputStageOnEveryTileLayout) {
                                       : test::random_zero_point(rng, output, round == 1);
           }
           SCOPED_TRACE(std::string(to_string(scheme)) + " to " + std::string(to_string(output)));
-          expect_exact(GetParam(), test::random_case_for(rng, d), 1 + round);
+          const RandomCase rc = test::random_case_for(rng, d);
+          expect_exact(GetParam(), rc, 1 + round);
           if (HasFatalFailure()) return;
+          if (GetParam() == "avx2" && g.multiplier == 1) {  // (a multiplier: grouped tiles)
+            const Plan plan =
+                Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()});
+            const bool vector_stage = (output == DType::s32) == (scheme == SchemeKind::int32);
+            EXPECT_EQ(plan.describe().find("depthwise tiles: output stage from the registers") !=
+                          std::string::npos,
+                      vector_stage)
+                << plan.describe();
+          }
         }
       }
     }

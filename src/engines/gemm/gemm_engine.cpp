@@ -286,6 +286,9 @@ class GemmKernel final : public PreparedKernel {
     tap_sums_ = {};
     depthwise_weights_ = {};
     epilogue_ = kernels.epilogue(d.scheme.kind, d.output_dtype);
+    if (depthwise_ && kernels.depthwise_output_tile != nullptr) {
+      depthwise_output_ = kernels.depthwise_output_tile(d.scheme.kind, d.output_dtype);
+    }
     // In-lane grouped tiles whose sums need no correction leave them in lane order for an
     // epilogue of their own (full panels; a narrower one, the last of a layer, takes epilogue_).
     if (groups_per_panel_ > 1 && grouped_lanes_ == GroupedLanes::in_lane_groups &&
@@ -402,6 +405,7 @@ class GemmKernel final : public PreparedKernel {
       out << " (flat runs" << (flat_runs_[4] == nullptr ? " on narrow panels" : "")
           << ": output stage from the registers)";
     }
+    if (depthwise_output_ != nullptr) out << " (depthwise tiles: output stage from the registers)";
     return out.str();
   }
 
@@ -1554,12 +1558,25 @@ class GemmKernel final : public PreparedKernel {
         in_lane_epilogue_ != nullptr && rows <= max_rows_ && pr.channels == kPanelWidth;
     if (depthwise_) {  // (x − zx)(w − zw) directly: the sum is already exact
       const std::int64_t pairs = (taps + 1) / 2;
-      kernels_.depthwise_tile({input, origin_in_pixel, row_stride, tap_offsets_.data() + first_tap,
-                               taps, pr.channels, rows,
+      const DepthwiseTile tile{input,
+                               origin_in_pixel,
+                               row_stride,
+                               tap_offsets_.data() + first_tap,
+                               taps,
+                               pr.channels,
+                               rows,
                                depthwise_pairs_.data() +
                                    pattern_pair_offsets_[static_cast<std::size_t>(pattern)] +
                                    pr.panel * pairs * kPanelWidth * 2,
-                               pr.ctx.input_zero_point, acc, zero_point_sums});
+                               pr.ctx.input_zero_point,
+                               acc,
+                               zero_point_sums};
+      if (depthwise_output_ != nullptr) {  // through the stage from the registers
+        depthwise_output_(tile, tile_output(pr, acc, rows, first_pixel, nullptr, nullptr),
+                          pr.stage);
+        return;
+      }
+      kernels_.depthwise_tile(tile);
     } else if (rows > max_rows_) {
       kernels_.amx_block({input, origin_in_pixel, row_stride,
                           row_runs_ ? row_run_offsets_.data() : tap_offsets_.data() + first_tap,
@@ -1725,6 +1742,7 @@ class GemmKernel final : public PreparedKernel {
   std::vector<std::int64_t> tap_offsets_, tap_steps_;  // per listed tap: input offset, first step
   AlignedVector<std::int32_t> pattern_sums_;
   EpilogueKernel epilogue_ = nullptr;
+  DepthwiseOutputKernel depthwise_output_ = nullptr;  // depthwise tiles through the stage, or null
   EpilogueKernel in_lane_epilogue_ = nullptr;         // in-lane grouped tiles' (lane order)
   const std::uint64_t serial_ = new_stage_deriver();  // for the in-lane tiles' kept_stage
   std::unique_ptr<NchwFlatPlan> nchw_flat_;  // both tensors NCHW around a 1x1 layer, or null

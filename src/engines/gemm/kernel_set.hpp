@@ -232,6 +232,11 @@ struct TileOutput {
 // Writes a corrected tile through the output stage; null for a (scheme, output dtype) pair that has
 // no vector form (the engine then applies the scalar stage).
 using EpilogueKernel = void (*)(const TileOutput&, const StageView&);
+// A depthwise tile whose exact sums go through the output stage from the registers, straight to
+// the output (`out` says where; its acc and window_sums are unused): where the sums of a few taps
+// are stored and read back by an epilogue, the epilogue took a quarter of a 3x3 layer's time.
+using DepthwiseOutputKernel = void (*)(const DepthwiseTile&, const TileOutput& out,
+                                       const StageView&);
 // The int32s KernelSet::in_lane_stage writes for `channels` output channels: each of StageView's
 // seven arrays in whole panels.
 inline std::int64_t in_lane_stage_ints(std::int64_t channels) {
@@ -319,6 +324,10 @@ struct KernelSet {
   // them a widened copy (64 zero bytes after it) and the same byte offsets, which they double.
   int input_widening = 1;  // 1 or 2
   void (*depthwise_tile)(const DepthwiseTile&);
+  // Depthwise tiles through the output stage (DepthwiseOutputKernel); null for a (scheme, output
+  // dtype) pair without a vector stage, or a kernel set without them (depthwise_tile and the
+  // epilogue then run).
+  DepthwiseOutputKernel (*depthwise_output_tile)(SchemeKind scheme, DType output_dtype) = nullptr;
   bool (*amx_available)();  // asks the OS once for the tile state (Linux: arch_prctl)
   void (*amx_begin)();      // before a thread's first block of a run
   void (*amx_end)();        // after its last: releases the tiles

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Depthwise tiles for the AVX2 kernel sets: channels in lanes, up to max_rows output pixels x 64
 // channels, two taps per vpmaddwd, x · (w − zw) in s32 from sums started at −zx · Σ(w − zw)
-// (DepthwiseTile::zero_point_sums) — exact, so the output stage needs no correction. Built with
-// AVX2 flags: see kernel_set.hpp.
+// (DepthwiseTile::zero_point_sums) — exact, so the output stage needs no correction: the sums go
+// through it from the registers straight to the output (depthwise_output_tile), or are stored for
+// an epilogue (depthwise_tile, for the pairs without a vector stage). Built with AVX2 flags: see
+// kernel_set.hpp.
 #include <immintrin.h>
 
 #include "engines/x64/avx2/kernels.hpp"
+#include "engines/x64/avx2/stage_lanes.hpp"
 #include "engines/x64/ymm_gemm_tile.hpp"
 
 namespace qconv::detail::avx2 {
@@ -26,9 +29,49 @@ inline void pairs(__m128i a, __m128i b, __m256i& low, __m256i& high) {
   high = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(a, b));
 }
 
+// Where a tile's sums go: stored as [rows][64] s32 for an epilogue.
+struct StoreSums {
+  std::int32_t* acc;
+  template <int kRows>
+  void finish(const __m256i (&sums)[kRows][2], std::int32_t first, int j,
+              std::int32_t /*left*/) const {
+#pragma GCC unroll 4
+    for (int i = 0; i < kRows; ++i) {
+      std::int32_t* out = acc + (first + i) * 64 + 16 * j;
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out), sums[i][0]);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), sums[i][1]);
+    }
+  }
+};
+
+// Or through the output stage, each row's (up to) 16 channels stored as they come.
+template <SchemeKind K, DType D>
+struct StageSums {
+  const gemm::TileOutput& out;
+  const StageView& view;
+  template <int kRows>
+  void finish(const __m256i (&sums)[kRows][2], std::int32_t first, int j, std::int32_t left) const {
+    // Made here, where it is used: the scheme's few constants alone, in registers.
+    const Stage stage = Stage::make(view, saturated_low<D>(view));
+    const Lanes at[2] = {Lanes::load<K>(view, out.channel + 16 * j),
+                         Lanes::load<K>(view, out.channel + 16 * j + 8)};
+    auto* to = static_cast<std::byte*>(out.output) +
+               (first * out.output_row_stride + 16 * j) * element_bytes<D>();
+#pragma GCC unroll 4
+    for (int i = 0; i < kRows; ++i) {
+      const __m256i r[2] = {apply<K>(sums[i][0], at[0], stage), apply<K>(sums[i][1], at[1], stage)};
+      store_row<D, 2>(to, r, left < 16 ? left : 16);
+      to += out.output_row_stride * element_bytes<D>();
+    }
+  }
+};
+
 // kRows rows x 16 channels (vector j): each pair of taps' weights loaded once for all the rows.
-template <int kRows, bool kFull>
-void rows16(const gemm::DepthwiseTile& t, std::int32_t first, int j, std::int32_t left) {
+// (Not inlined into its callers, and the stage read after the multiplies: with the stage's
+// constants in registers through the tap loops GCC 12 kept the sums on the stack.)
+template <int kRows, bool kFull, class Sums>
+[[gnu::noinline]] void rows16(const gemm::DepthwiseTile& t, const Sums& sums, std::int32_t first,
+                              int j, std::int32_t left) {
   const auto load = [&](const std::uint8_t* p) {
     return kFull ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : load16(p, left);
   };
@@ -71,25 +114,24 @@ void rows16(const gemm::DepthwiseTile& t, std::int32_t first, int j, std::int32_
       acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(x1, w1));
     }
   }
-#pragma GCC unroll 4
-  for (int i = 0; i < kRows; ++i) {
-    std::int32_t* out = t.acc + (first + i) * 64 + 16 * j;
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out), acc[i][0]);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), acc[i][1]);
+  asm volatile("" ::: "memory");
+  sums.finish(acc, first, j, left);
+}
+
+template <bool kFull, class Sums>
+void vector16(const gemm::DepthwiseTile& t, const Sums& sums, int j, std::int32_t left) {
+  std::int32_t i = 0;
+  for (; i + 4 <= t.rows; i += 4) rows16<4, kFull>(t, sums, i, j, left);
+  switch (t.rows - i) {
+    case 3: rows16<3, kFull>(t, sums, i, j, left); break;
+    case 2: rows16<2, kFull>(t, sums, i, j, left); break;
+    case 1: rows16<1, kFull>(t, sums, i, j, left); break;
+    default: break;
   }
 }
 
-template <bool kFull>
-void vector16(const gemm::DepthwiseTile& t, int j, std::int32_t left) {
-  std::int32_t i = 0;
-  for (; i + 3 <= t.rows; i += 3) rows16<3, kFull>(t, i, j, left);
-  if (t.rows - i == 2) rows16<2, kFull>(t, i, j, left);
-  if (t.rows - i == 1) rows16<1, kFull>(t, i, j, left);
-}
-
-}  // namespace
-
-void depthwise_tile(const gemm::DepthwiseTile& t) {
+template <class Sums>
+void tile(const gemm::DepthwiseTile& t, const Sums& sums) {
   // Two taps per vpmaddwd: their input bytes interleaved and widened to 16 bits, times (w − zw)
   // of both taps as 16-bit pairs (x ≤ 255, |w − zw| ≤ 255: each product and the pair's sum are
   // exact in s32). Up to 3 rows at a time share each pair's weights. (x − zx) cost a vpsubw per
@@ -98,11 +140,31 @@ void depthwise_tile(const gemm::DepthwiseTile& t) {
   for (int j = 0; j < vectors; ++j) {
     const std::int32_t left = t.channels - 16 * j;
     if (left >= 16) {
-      vector16<true>(t, j, left);
+      vector16<true>(t, sums, j, left);
     } else {
-      vector16<false>(t, j, left);
+      vector16<false>(t, sums, j, left);
     }
   }
+}
+
+template <SchemeKind K, DType D>
+void output_tile(const gemm::DepthwiseTile& given_tile, const gemm::TileOutput& given_out,
+                 const StageView& given_view) {
+  // Local copies: the byte stores may alias the caller's structs.
+  const gemm::DepthwiseTile t = given_tile;
+  const gemm::TileOutput out = given_out;
+  const StageView view = given_view;
+  tile(t, StageSums<K, D>{out, view});
+}
+
+}  // namespace
+
+void depthwise_tile(const gemm::DepthwiseTile& t) { tile(t, StoreSums{t.acc}); }
+
+gemm::DepthwiseOutputKernel depthwise_output_tile(SchemeKind scheme, DType output_dtype) {
+  return for_vector_stage<gemm::DepthwiseOutputKernel>(
+      scheme, output_dtype,
+      []<SchemeKind K, DType D>() -> gemm::DepthwiseOutputKernel { return &output_tile<K, D>; });
 }
 
 }  // namespace qconv::detail::avx2

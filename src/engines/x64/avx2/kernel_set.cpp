@@ -19,6 +19,7 @@ const gemm::KernelSet& kernel_set() {
       .narrow_weights = &narrow_weights,
       .input_widening = 2,
       .depthwise_tile = &depthwise_tile,
+      .depthwise_output_tile = &depthwise_output_tile,
       .amx_available = nullptr,
       .amx_begin = nullptr,
       .amx_end = nullptr,

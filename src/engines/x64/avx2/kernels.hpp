@@ -18,6 +18,8 @@ void widen_weights(const std::int8_t* packed, std::int64_t bytes, std::int8_t* o
 void narrow_weights(const std::int8_t* widened, std::int64_t packed_bytes, std::int8_t* out);
 void gather_windows(const gemm::WindowGather& g);
 void depthwise_tile(const gemm::DepthwiseTile& t);
+// Depthwise tiles through the output stage; null where epilogue_kernel is.
+gemm::DepthwiseOutputKernel depthwise_output_tile(SchemeKind scheme, DType output_dtype);
 // Grouped tiles, lanes `gathered` or `four_groups`, up to kMaxRows rows (grouped_tile.cpp).
 gemm::GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums,
                                             gemm::GroupedLanes lanes);

@@ -21,6 +21,7 @@ const gemm::KernelSet& kernel_set() {
       .narrow_weights = nullptr,
       .input_widening = 1,
       .depthwise_tile = &avx2::depthwise_tile,
+      .depthwise_output_tile = &avx2::depthwise_output_tile,
       .amx_available = nullptr,
       .amx_begin = nullptr,
       .amx_end = nullptr,
