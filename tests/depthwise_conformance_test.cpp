@@ -281,6 +281,64 @@ TEST_P(DepthwiseConformance, NchwPlanesPixelsInLanes) {
   }
 }
 
+// NCHW input and output, which the avx2 engine runs on the padded planes' rows with pixels in lanes
+// (describe(): "depthwise rows of the padded planes") where the output rows are 28 pixels or more,
+// the kernel at most 8 columns, the stride across 1 or 2, no dilation, multiplier 1, to u8 or s8
+// through a vector stage: output rows of 28 to 100 pixels (whole register tiles of 32, whole and
+// partial vectors of 8 after them), kernels of 1 to 8 columns (an odd last column paired with a
+// zero weight) and 1 to 7 rows, strides down of 1 to 3, wide and asymmetric padding (rows and
+// columns all padding), s8 and u8 inputs and weights with zero points at both ends, every scheme,
+// batch 2 (each image's planes), 1 and 2 threads; and the problems it leaves to the transposes
+// (rows of 27, a 9-column kernel, stride 3 across, dilation, multiplier 2, s32 outputs).
+TEST_P(DepthwiseConformance, NchwDepthwiseRowsOfPaddedPlanes) {
+  Rng rng(47);
+  struct Shape {
+    Geometry g;
+    bool rows;  // whether the avx2 engine runs it on the planes' rows (to bytes, vector stage)
+  };
+  const Shape shapes[] = {
+      // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
+      {{5, 1, 6, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0}, true},
+      {{3, 1, 5, 64, 3, 3, 2, 2, 1, 0, 1, 0, 1, false, 0}, true},
+      {{4, 1, 7, 33, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0}, true},
+      {{2, 1, 9, 100, 7, 7, 3, 2, 1, 3, 1, 2, 3, false, 0}, true},
+      {{3, 1, 4, 40, 2, 8, 1, 1, 1, 0, 1, 4, 3, false, 0}, true},
+      {{2, 1, 3, 65, 1, 1, 2, 1, 1, 0, 0, 0, 0, false, 0}, true},
+      {{3, 1, 5, 31, 4, 6, 1, 1, 1, 3, 3, 5, 5, false, 0}, true},
+      {{2, 1, 2, 70, 3, 2, 1, 2, 1, 2, 2, 1, 2, false, 0}, true},
+      {{2, 1, 6, 27, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0}, false},
+      {{2, 1, 5, 40, 3, 9, 1, 1, 1, 1, 1, 4, 4, false, 0}, false},
+      {{2, 1, 5, 100, 3, 3, 1, 3, 1, 1, 1, 1, 1, false, 0}, false},
+      {{2, 1, 9, 40, 3, 3, 1, 1, 2, 2, 2, 2, 2, false, 0}, false},
+      {{2, 2, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0}, false},
+  };
+  int round = 0;
+  for (const Shape& shape : shapes) {
+    for (int k = 0; k < 6; ++k, ++round) {
+      ProblemDesc d = depthwise_desc(rng, shape.g, 1 + k % 2, k % 3 != 1);
+      d.input_layout = d.output_layout = Layout::NCHW;
+      if (k == 5 && d.scheme.kind != SchemeKind::int32) {
+        d.output_dtype = DType::s32;
+        d.output_zero_point = 0;
+      }
+      const RandomCase rc = test::random_case_for(rng, d);
+      SCOPED_TRACE("round " + std::to_string(round) + ": " + Problem(rc.desc).summary());
+      if (GetParam() == "avx2") {
+        const std::string described =
+            Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()})
+                .describe();
+        const bool vector_stage =
+            (rc.desc.output_dtype == DType::s32) == (rc.desc.scheme.kind == SchemeKind::int32);
+        EXPECT_EQ(described.find("depthwise rows of the padded planes") != std::string::npos,
+                  shape.rows && vector_stage && rc.desc.output_dtype != DType::s32)
+            << described;
+      }
+      expect_exact(GetParam(), rc, 1 + k / 3);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // fbgemm to u8 and s8 where the value before rounding runs far past the output's range, on each
 // tile layout (rows in pairs over 64 + 16 lanes, stride 2 interleaved in registers over 64,
 // 64 + 32 and 64 + 16 lanes, a transposed layer's 2 taps per phase, any layout): below 2^31 the

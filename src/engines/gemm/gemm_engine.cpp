@@ -44,6 +44,7 @@
 #include "engines/gemm/interleaved_rows.hpp"
 #include "engines/gemm/kernel_set.hpp"
 #include "engines/gemm/merged_groups.hpp"
+#include "engines/gemm/nchw_depthwise_plan.hpp"
 #include "engines/gemm/nchw_flat_plan.hpp"
 #include "engines/gemm/panel_packing.hpp"
 #include "engines/gemm/stage_view.hpp"
@@ -248,6 +249,7 @@ class GemmKernel final : public PreparedKernel {
     }
     pack(problem, weights);
     // Both tensors NCHW around a 1x1 layer: pixels in lanes, no transposes (nchw_flat_plan.hpp).
+    if (depthwise_) nchw_depthwise_ = NchwDepthwisePlan::make(problem, weights, kernels);
     if (!amx_ && !depthwise_) {
       if (const NchwFlatKernel kernel = NchwFlatPlan::kernel_for(problem, kernels, shift_)) {
         nchw_flat_ = std::make_unique<NchwFlatPlan>(problem, weights, shift_, kernel,
@@ -379,6 +381,9 @@ class GemmKernel final : public PreparedKernel {
     if (channel_padded_) out << " (channels padded to " << pixel_bytes_ << " in a copy)";
     if (nchw_flat_ != nullptr) {
       out << " (NCHW in and out: pixels in lanes, no transposes)";
+    } else if (nchw_depthwise_ != nullptr) {
+      out << " (NCHW in and out: depthwise rows of the padded planes, pixels in lanes, no "
+             "transposes)";
     } else {
       if (d.input_layout == Layout::NCHW) {
         out << (copies_input()       ? " (NCHW input transposed by its copy)"
@@ -411,6 +416,10 @@ class GemmKernel final : public PreparedKernel {
 
   void run(const RunContext& call) const override {
     const StageView stage = stage_view(call.stage.vectors());
+    if (nchw_depthwise_ != nullptr) {
+      nchw_depthwise_->run(call, stage);
+      return;
+    }
     if (nchw_flat_ != nullptr) {
       const std::int32_t zx = call.input_zero_point + (flip_input_ ? 128 : 0);
       nchw_flat_->run(call, stage, zx, flip_input_, zx != 0 ? pattern_sums_.data() : nullptr);
@@ -1746,6 +1755,7 @@ class GemmKernel final : public PreparedKernel {
   EpilogueKernel in_lane_epilogue_ = nullptr;         // in-lane grouped tiles' (lane order)
   const std::uint64_t serial_ = new_stage_deriver();  // for the in-lane tiles' kept_stage
   std::unique_ptr<NchwFlatPlan> nchw_flat_;  // both tensors NCHW around a 1x1 layer, or null
+  std::unique_ptr<NchwDepthwisePlan> nchw_depthwise_;  // both NCHW around a depthwise one, or null
   // Per panel width in vectors (1 to 4): its flat run, or null (tiles and the epilogue).
   std::array<FlatRunKernel, 5> flat_runs_{};
   bool phase_runs_ = false;  // a transposed layer's phases as flat runs (run_phase_runs)

@@ -298,6 +298,25 @@ struct NchwFlatRun {
 };
 using NchwFlatKernel = void (*)(const NchwFlatRun&, const StageView&);
 
+// The output rows of one channel of an NCHW depthwise layer (multiplier 1, dilation 1), run with
+// pixels in lanes from the channel's input plane padded with the input zero point (every tap of
+// every output pixel inside it, so the sums start at −zx·Σ(w − zw) over all taps): output pixel
+// (y, x) reads kernel row r's taps at input + y · output_row_step + r · row_stride + x · stride_w.
+struct NchwDepthwiseRows {
+  const std::uint8_t* input;     // output pixel (0, 0)'s first tap (u8: an s8 input flipped)
+  std::int64_t row_stride;       // bytes between kernel rows; 64 readable after each row's taps
+  std::int64_t output_row_step;  // bytes from one output row's first tap to the next's
+  std::int32_t kernel_h;
+  std::int32_t pairs;           // kernel columns in pairs: ceil(kernel_w / 2)
+  std::int32_t width, rows;     // output pixels per row, and rows
+  const std::int32_t* weights;  // [kernel_h][pairs]: (w − zw) of columns 2q, 2q + 1 as s16
+                                // pairs (low, high), 0 past the kernel's columns
+  std::int32_t start;           // −zx·Σ(w − zw), the sums' start
+  std::int64_t channel;         // the stage's channel
+  void* output;                 // the output plane (rows of `width` pixels, one after another)
+};
+using NchwDepthwiseKernel = void (*)(const NchwDepthwiseRows&, const StageView&);
+
 // One instruction set's kernels and register tile, as the planner calls them.
 struct KernelSet {
   const char* name;  // e.g. "avx2_vnni", for describe()
@@ -365,6 +384,10 @@ struct KernelSet {
   // NCHW 1x1 layers with pixels in lanes (NchwFlatRun), to u8 or s8 through a vector stage; null
   // for other (scheme, output dtype) pairs, or a kernel set without them.
   NchwFlatKernel (*nchw_flat_run)(SchemeKind scheme, DType output_dtype) = nullptr;
+  // NCHW depthwise rows with pixels in lanes (NchwDepthwiseRows) at stride_w 1 or 2, to u8 or s8
+  // through a vector stage; null for other strides and pairs, or a kernel set without them.
+  NchwDepthwiseKernel (*nchw_depthwise_row)(SchemeKind scheme, DType output_dtype,
+                                            int stride_w) = nullptr;
 };
 
 }  // namespace qconv::detail::gemm

@@ -29,6 +29,7 @@ const gemm::KernelSet& kernel_set() {
       .sum_pixels = &sum_pixels,
       .flat_run = &flat_run_kernel,
       .nchw_flat_run = &nchw_flat_run_kernel,
+      .nchw_depthwise_row = &nchw_depthwise_row_kernel,
   };
   return kernels;
 }

@@ -34,6 +34,10 @@ gemm::FlatRunKernel flat_run_kernel(SchemeKind scheme, DType output_dtype, int v
 // NCHW 1x1 layers with pixels in lanes (nchw_flat_kernels.cpp); null for s32 outputs and where
 // epilogue_kernel is.
 gemm::NchwFlatKernel nchw_flat_run_kernel(SchemeKind scheme, DType output_dtype);
+// NCHW depthwise rows with pixels in lanes (nchw_depthwise_kernels.cpp); null for s32 outputs,
+// strides other than 1 and 2, and where epilogue_kernel is.
+gemm::NchwDepthwiseKernel nchw_depthwise_row_kernel(SchemeKind scheme, DType output_dtype,
+                                                    int stride_w);
 
 // The kernel set (kernel_set.cpp, baseline ISA).
 const gemm::KernelSet& kernel_set();
