@@ -32,6 +32,13 @@
 
 namespace qconv::detail::gemm {
 
+// −zx · sum in s32, wrapping as the reference's s32 sums do: the constant term the exact sums
+// start at (sum: a channel's Σ(w − zw)).
+inline std::int32_t zero_point_term(std::int32_t zx, std::int32_t sum) {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(-zx) *
+                                   static_cast<std::uint32_t>(sum));
+}
+
 // Output channels per weight panel.
 inline constexpr int kPanelWidth = 64;
 // The most rows a KernelSet's max_rows may be (in-lane grouped tiles take up to kMaxInLaneRows).

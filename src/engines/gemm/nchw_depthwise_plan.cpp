@@ -99,9 +99,7 @@ void NchwDepthwisePlan::run(const RunContext& ctx, const StageView& stage) const
           std::memcpy(to, from, static_cast<std::size_t>(in_w_));
         }
       }
-      const auto start = static_cast<std::int32_t>(
-          static_cast<std::uint32_t>(-zx) *
-          static_cast<std::uint32_t>(weight_sums_[static_cast<std::size_t>(c)]));
+      const std::int32_t start = zero_point_term(zx, weight_sums_[static_cast<std::size_t>(c)]);
       kernel_({padded, padded_w_, stride_h_ * padded_w_, static_cast<std::int32_t>(kernel_h_),
                static_cast<std::int32_t>(pairs_), static_cast<std::int32_t>(out_w_),
                static_cast<std::int32_t>(out_h_), weights_.data() + c * kernel_h_ * pairs_, start,

@@ -120,17 +120,15 @@ template <SchemeKind K, DType D>
   // The stage read after the multiplies (hoisted above them, its broadcasts would hold registers
   // through the step loop).
   asm volatile("" ::: "memory");
-  const auto minus_zx = static_cast<std::uint32_t>(-run.input_zero_point);
   const std::int32_t pixels = run.pixels - half * kHalfPixels;
 #pragma GCC unroll 2
   for (int i = 0; i < kChannels; ++i) {
     if (i >= rows) break;
     const std::int64_t o = run.first_channel + first + i;
-    // The sums start at −zx·Σ(w − zw), wrapping as the reference's s32 sums do.
-    const __m256i start = _mm256_set1_epi32(
-        run.zero_point_sums != nullptr
-            ? static_cast<int>(minus_zx * static_cast<std::uint32_t>(run.zero_point_sums[o]))
-            : 0);
+    const __m256i start =
+        _mm256_set1_epi32(run.zero_point_sums != nullptr
+                              ? gemm::zero_point_term(run.input_zero_point, run.zero_point_sums[o])
+                              : 0);
     const Lanes at = Lanes::load<K, true>(s, o);
     __m256i r[4];
 #pragma GCC unroll 4

@@ -89,17 +89,15 @@ template <int kRows, SchemeKind K, DType D, bool kSaturatedLow>
   const StageView stage = s;
   constexpr bool kOnWords = row_stores::kZeroPointOnWords<K, D, 4>;
   const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(stage.zero_point));
-  const auto minus_zx = static_cast<std::uint32_t>(-run.input_zero_point);
   const __mmask64 store = run.pixels >= 64 ? ~__mmask64{0} : (__mmask64{1} << run.pixels) - 1;
 #pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {
     if (i >= rows) break;
     const std::int64_t o = run.first_channel + first + i;
-    // The sums start at −zx·Σ(w − zw), wrapping as the reference's s32 sums do.
-    const __m512i start = _mm512_set1_epi32(
-        run.zero_point_sums != nullptr
-            ? static_cast<int>(minus_zx * static_cast<std::uint32_t>(run.zero_point_sums[o]))
-            : 0);
+    const __m512i start =
+        _mm512_set1_epi32(run.zero_point_sums != nullptr
+                              ? gemm::zero_point_term(run.input_zero_point, run.zero_point_sums[o])
+                              : 0);
     const stage_lanes::Lanes at = stage_lanes::Lanes::load<K, true>(stage, o);
     __m512i r[4];
 #pragma GCC unroll 4
