@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engines/gemm/nchw_depthwise_plan.hpp"
 
-#include <algorithm>
 #include <cstring>
 
 #include "core/parallel.hpp"

@@ -134,7 +134,7 @@ template <class Sums>
 void tile(const gemm::DepthwiseTile& t, const Sums& sums) {
   // Two taps per vpmaddwd: their input bytes interleaved and widened to 16 bits, times (w − zw)
   // of both taps as 16-bit pairs (x ≤ 255, |w − zw| ≤ 255: each product and the pair's sum are
-  // exact in s32). Up to 3 rows at a time share each pair's weights. (x − zx) cost a vpsubw per
+  // exact in s32). Up to 4 rows at a time share each pair's weights. (x − zx) cost a vpsubw per
   // pair of taps, row and 8 channels: 9 % of a MobileNetV2 depthwise layer.
   const int vectors = (t.channels + 15) / 16;
   for (int j = 0; j < vectors; ++j) {
