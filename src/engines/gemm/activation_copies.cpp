@@ -366,14 +366,15 @@ void widen_bytes(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out)
   for (std::int64_t i = 0; i < bytes; ++i) out[i] = in[i];
 }
 
-const std::uint8_t* widened_copy(const std::uint8_t* in, std::int64_t bytes, int threads) {
+const std::uint8_t* widened_copy(const std::uint8_t* in, std::int64_t bytes, int threads,
+                                 WidenBytes widen) {
   constexpr std::int64_t kSlack = 64;
   auto* out = reinterpret_cast<std::uint16_t*>(
       thread_scratch(static_cast<std::size_t>(2 * bytes + kSlack), 3));
   constexpr std::int64_t kChunk = 1 << 16;
   parallel_for(threads, (bytes + kChunk - 1) / kChunk, [&](std::int64_t begin, std::int64_t end) {
     const std::int64_t first = begin * kChunk, last = std::min(bytes, end * kChunk);
-    widen_bytes(in + first, last - first, out + first);
+    widen(in + first, last - first, out + first);
   });
   std::memset(out + bytes, 0, kSlack);
   return reinterpret_cast<const std::uint8_t*>(out);

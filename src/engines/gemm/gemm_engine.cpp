@@ -484,8 +484,12 @@ class GemmKernel final : public PreparedKernel {
     const std::int32_t* pixel_sums =
         pixel_window_sums_ && path_ != Path::im2col ? sum_input_pixels(ctx) : nullptr;
     if (widened_input() && path_ != Path::im2col) {  // im2col widens each gathered run instead
+      const WidenBytes widen =
+          grouped_lanes_ == GroupedLanes::four_groups && kernels_.widen_four_groups != nullptr
+              ? kernels_.widen_four_groups
+              : &widen_bytes;
       ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input),
-                               walked_pixels(call.batch) * pixel_bytes_, call.threads);
+                               walked_pixels(call.batch) * pixel_bytes_, call.threads, widen);
     }
     // The calling thread's row, shared by the workers: a worker's own would be allocated the first
     // time it takes part, which may be any call (a host pool's threads are not always the same).

@@ -349,6 +349,12 @@ struct KernelSet {
   // 2 when the GEMM tiles read the input zero-extended to u16 (the avx2 set): the planner hands
   // them a widened copy (64 zero bytes after it) and the same byte offsets, which they double.
   int input_widening = 1;  // 1 or 2
+  // With input_widening 2 and GroupedLanes::four_groups tiles: the widened copy those tiles take,
+  // each 16 bytes (4 groups of 4 channels, whole pixels of 16·k channels) as the 4 groups' (x0, x1)
+  // pairs, then their (x2, x3) pairs: what a vector's two 128-bit broadcasts then feed to its
+  // lanes as they are. Null: the tiles take the plain widened copy.
+  void (*widen_four_groups)(const std::uint8_t* in, std::int64_t bytes,
+                            std::uint16_t* out) = nullptr;
   void (*depthwise_tile)(const DepthwiseTile&);
   // Depthwise tiles through the output stage (DepthwiseOutputKernel); null for a (scheme, output
   // dtype) pair without a vector stage, or a kernel set without them (depthwise_tile and the

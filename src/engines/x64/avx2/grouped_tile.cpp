@@ -5,8 +5,10 @@
 // Lanes `gathered` in channel order: each 8-lane half of a 16-lane vector is one group (8 or more
 // output channels per group: two broadcasts of its u16 pairs, as a plain tile's; 16 or more: one
 // pair for both halves) or two (4 per group: one 16-byte load, two vpermd). Lanes `four_groups`
-// (4 input and 4 output channels per group): a pair of 128-bit broadcasts and two vshufps feed a
-// whole vector, whose lanes go back to channel order at the end. The multiply is the plain tile's
+// (4 input and 4 output channels per group): two 128-bit broadcasts of the input widened in their
+// order (widen_four_groups) feed a whole vector, whose lanes go back to channel order at the end.
+// (With the plain widened copy each row and step took two vshufps more: 7 % of a ResNeXt layer
+// with 4 channels per group.) The multiply is the plain tile's
 // (widened_dot.hpp), exact. No in_lane_groups or one_group tiles: the planner then picks these.
 // Built with AVX2 flags: see kernel_set.hpp.
 #include "engines/x64/avx2/kernels.hpp"
@@ -44,13 +46,12 @@ inline Widened::Input half_input(const std::uint8_t* row, const std::int64_t (&a
     return {_mm256_permutevar8x32_epi32(both, _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2)),
             _mm256_permutevar8x32_epi32(both, _mm256_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3))};
   } else if constexpr (kFeed == Feed::four_groups) {
-    // Groups 0-3 of the vector in each 128-bit lane: (x0, x1) of every group, then (x2, x3).
-    // (vbroadcastf128 from memory: with a 16-byte load then a broadcast GCC 12 hoisted the loads
-    // of all the rows and kept them on the stack.)
+    // Groups 0-3 of the vector in each 128-bit lane: (x0, x1) of every group, then (x2, x3), as
+    // widen_four_groups wrote them. (vbroadcastf128 from memory: with a 16-byte load then a
+    // broadcast GCC 12 hoisted the loads of all the rows and kept them on the stack.)
     const __m256 first = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(row + at[0]));
     const __m256 second = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(row + at[0] + 16));
-    return {_mm256_castps_si256(_mm256_shuffle_ps(first, second, 0x88)),
-            _mm256_castps_si256(_mm256_shuffle_ps(first, second, 0xdd))};
+    return {_mm256_castps_si256(first), _mm256_castps_si256(second)};
   } else {
     return Widened::input(row + at[0]);
   }
@@ -196,6 +197,18 @@ gemm::GroupedTileKernel grouped_tile_of_rows(int rows, gemm::GroupedLanes lanes)
 }
 
 }  // namespace
+
+void widen_four_groups(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out) {
+  // Bytes (x0, x1) of the 4 groups, then their (x2, x3).
+  const __m128i pairs_first = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+  std::int64_t i = 0;
+  for (; i + 16 <= bytes; i += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        _mm256_cvtepu8_epi16(_mm_shuffle_epi8(x, pairs_first)));
+  }
+  for (; i < bytes; ++i) out[i] = in[i];  // not a whole block: no group of the tiles
+}
 
 gemm::GroupedTileKernel grouped_tile_kernel(int rows, int /*vectors*/, bool window_sums,
                                             gemm::GroupedLanes lanes) {
