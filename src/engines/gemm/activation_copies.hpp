@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engines/gemm/kernel_set.hpp"
+
 namespace qconv::detail::gemm {
 
 // An NHWC u8 or s8 activation tensor as given, and how to copy it.
@@ -120,8 +122,7 @@ void nchw_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch, std::int64
 void widen_bytes(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out);
 
 // The same into scratch slot 3, followed by 64 zero bytes (a tile's last K step may read past its
-// row's channels), by `widen` (16-byte aligned chunks of the input) where given.
-using WidenBytes = void (*)(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out);
+// row's channels), by `widen` (chunks of 64 KiB of the input) where given.
 const std::uint8_t* widened_copy(const std::uint8_t* in, std::int64_t bytes, int threads,
                                  WidenBytes widen = &widen_bytes);
 

@@ -221,6 +221,9 @@ class GemmKernel final : public PreparedKernel {
       } else if (group_in_ == 4 && group_out_ == 4 && groups_ % 4 == 0 &&
                  has(GroupedLanes::four_groups)) {
         grouped_lanes_ = GroupedLanes::four_groups;
+      } else if (group_in_ == 8 && group_out_ == 8 && groups_ % 4 == 0 &&
+                 has(GroupedLanes::four_groups_of_8)) {
+        grouped_lanes_ = GroupedLanes::four_groups_of_8;
       } else if (group_out_ % 16 == 0 && has(GroupedLanes::one_group)) {
         grouped_lanes_ = GroupedLanes::one_group;
       }
@@ -397,9 +400,9 @@ class GemmKernel final : public PreparedKernel {
     }
     if (compact_copy_) out << " (strided pixels copied densely)";
     if (groups_per_panel_ > 1) {
-      static constexpr const char* kLanes[] = {"gathered", "one group per vector",
-                                               "four groups per vector",
-                                               "groups in 128-bit lanes, one load per row"};
+      static constexpr const char* kLanes[] = {
+          "gathered", "one group per vector", "four groups per vector",
+          "groups in 128-bit lanes, one load per row", "four groups per pair of vectors"};
       out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel, "
           << kLanes[static_cast<int>(grouped_lanes_)] << ")";
     }
@@ -484,10 +487,10 @@ class GemmKernel final : public PreparedKernel {
     const std::int32_t* pixel_sums =
         pixel_window_sums_ && path_ != Path::im2col ? sum_input_pixels(ctx) : nullptr;
     if (widened_input() && path_ != Path::im2col) {  // im2col widens each gathered run instead
-      const WidenBytes widen =
-          grouped_lanes_ == GroupedLanes::four_groups && kernels_.widen_four_groups != nullptr
-              ? kernels_.widen_four_groups
-              : &widen_bytes;
+      const WidenBytes grouped = kernels_.grouped_widening != nullptr
+                                     ? kernels_.grouped_widening(grouped_lanes_)
+                                     : nullptr;
+      const WidenBytes widen = grouped != nullptr ? grouped : &widen_bytes;
       ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input),
                                walked_pixels(call.batch) * pixel_bytes_, call.threads, widen);
     }
@@ -634,6 +637,10 @@ class GemmKernel final : public PreparedKernel {
     const std::int64_t in_panel = (o / group_out_) % groups_per_panel_;
     if (grouped_lanes_ == GroupedLanes::four_groups) {
       return (in_panel / 4) * 16 + (o % 4) * 4 + in_panel % 4;  // see GroupedLanes
+    }
+    if (grouped_lanes_ == GroupedLanes::four_groups_of_8) {
+      const std::int64_t m = o % 8;
+      return ((in_panel / 4) * 2 + m / 4) * 16 + (m % 4) * 4 + in_panel % 4;
     }
     if (grouped_lanes_ == GroupedLanes::in_lane_groups) {
       // Group in_panel in 128-bit lane q (16 / width groups each), its output m in vector

@@ -47,6 +47,9 @@ inline constexpr int kMaxTileRows = 8;
 // chunks per call, so that the tile's fixed costs spread over twice the pixels.
 inline constexpr int kMaxInLaneRows = 12;
 
+// `bytes` input bytes zero-extended to u16 at `out`, in some kernel set's order.
+using WidenBytes = void (*)(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out);
+
 // One register tile: `rows` output pixels (at a constant byte stride in the input) times one panel
 // of weights, summed over a list of taps. For each tap, every row reads `steps` 4-byte groups of
 // input channels and the tap's weight block, laid out [step][panel_width][4] (input·weight byte
@@ -118,6 +121,11 @@ enum class GroupedLanes : std::uint8_t {
   // row and tap and one in-lane dword shuffle per K step feed all four vectors; the tile puts its
   // lanes back in channel order at the end.
   in_lane_groups,
+  // 8 input and 8 output channels per group, on a widened input (KernelSet::grouped_widening):
+  // vectors 2q and 2q + 1 hold outputs 0-3 and 4-7 of groups 4q..4q+3, lane l of vector j the
+  // output 4·(j % 2) + l / 4 of group 4q + l % 4, so that a K step's (x0, x1) and (x2, x3) pairs
+  // of the 4 groups, side by side in the widened copy, are two 16-byte broadcasts for all lanes.
+  four_groups_of_8,
 };
 
 // AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 (or 32) output channels,
@@ -349,12 +357,11 @@ struct KernelSet {
   // 2 when the GEMM tiles read the input zero-extended to u16 (the avx2 set): the planner hands
   // them a widened copy (64 zero bytes after it) and the same byte offsets, which they double.
   int input_widening = 1;  // 1 or 2
-  // With input_widening 2 and GroupedLanes::four_groups tiles: the widened copy those tiles take,
-  // each 16 bytes (4 groups of 4 channels, whole pixels of 16·k channels) as the 4 groups' (x0, x1)
-  // pairs, then their (x2, x3) pairs: what a vector's two 128-bit broadcasts then feed to its
-  // lanes as they are. Null: the tiles take the plain widened copy.
-  void (*widen_four_groups)(const std::uint8_t* in, std::int64_t bytes,
-                            std::uint16_t* out) = nullptr;
+  // With input_widening 2: the widened copy that grouped tiles of `lanes` take (null: the plain
+  // one). For four_groups and four_groups_of_8 each block of 4 groups' channels (whole pixels of
+  // a multiple of them) goes K step by K step, each step the 4 groups' (x0, x1) pairs then their
+  // (x2, x3) pairs: what a vector's two 128-bit broadcasts then feed to its lanes as they are.
+  WidenBytes (*grouped_widening)(GroupedLanes lanes) = nullptr;
   void (*depthwise_tile)(const DepthwiseTile&);
   // Depthwise tiles through the output stage (DepthwiseOutputKernel); null for a (scheme, output
   // dtype) pair without a vector stage, or a kernel set without them (depthwise_tile and the

@@ -18,7 +18,7 @@ const gemm::KernelSet& kernel_set() {
       .widen_weights = &widen_weights,
       .narrow_weights = &narrow_weights,
       .input_widening = 2,
-      .widen_four_groups = &widen_four_groups,
+      .grouped_widening = &grouped_widening,
       .depthwise_tile = &depthwise_tile,
       .depthwise_output_tile = &depthwise_output_tile,
       .amx_available = nullptr,

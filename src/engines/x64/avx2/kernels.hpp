@@ -20,11 +20,11 @@ void gather_windows(const gemm::WindowGather& g);
 void depthwise_tile(const gemm::DepthwiseTile& t);
 // Depthwise tiles through the output stage; null where epilogue_kernel is.
 gemm::DepthwiseOutputKernel depthwise_output_tile(SchemeKind scheme, DType output_dtype);
-// Grouped tiles, lanes `gathered` or `four_groups` (on the input widened by widen_four_groups),
-// up to kMaxRows rows (grouped_tile.cpp).
+// Grouped tiles, lanes `gathered`, `four_groups` and `four_groups_of_8` (on the input widened
+// by grouped_widening), up to kMaxRows rows (grouped_tile.cpp).
 gemm::GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums,
                                             gemm::GroupedLanes lanes);
-void widen_four_groups(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out);
+gemm::WidenBytes grouped_widening(gemm::GroupedLanes lanes);
 void correct_tile(const gemm::TileOutput& tile);
 gemm::EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype);
 // Per pixel, the sum of its first `channels` bytes (KernelSet::sum_pixels).

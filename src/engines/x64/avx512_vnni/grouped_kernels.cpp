@@ -461,7 +461,8 @@ GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums, G
       return by_sums<GroupedLanes::four_groups>(rows, vectors, window_sums);
     case GroupedLanes::in_lane_groups:
       return by_sums<GroupedLanes::in_lane_groups>(rows, vectors, window_sums);
-    default: return by_sums<GroupedLanes::gathered>(rows, vectors, window_sums);
+    case GroupedLanes::gathered: return by_sums<GroupedLanes::gathered>(rows, vectors, window_sums);
+    default: return nullptr;
   }
 }
 
