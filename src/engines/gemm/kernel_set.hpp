@@ -46,6 +46,8 @@ inline constexpr int kMaxTileRows = 8;
 // The most rows of one grouped tile in lane order (GroupedLanes::in_lane_groups): two register
 // chunks per call, so that the tile's fixed costs spread over twice the pixels.
 inline constexpr int kMaxInLaneRows = 12;
+// The most rows of one depthwise tile through the output stage (KernelSet::depthwise_output_rows).
+inline constexpr int kMaxDepthwiseOutputRows = 32;
 
 // `bytes` input bytes zero-extended to u16 at `out`, in some kernel set's order.
 using WidenBytes = void (*)(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out);
@@ -367,6 +369,10 @@ struct KernelSet {
   // dtype) pair without a vector stage, or a kernel set without them (depthwise_tile and the
   // epilogue then run).
   DepthwiseOutputKernel (*depthwise_output_tile)(SchemeKind scheme, DType output_dtype) = nullptr;
+  // The most rows (output pixels) a depthwise_output_tile takes, up to kMaxDepthwiseOutputRows
+  // (0: max_rows). A tile's fixed costs, outside its passes of a few rows, then spread over a
+  // run of pixels.
+  int depthwise_output_rows = 0;
   bool (*amx_available)();  // asks the OS once for the tile state (Linux: arch_prctl)
   void (*amx_begin)();      // before a thread's first block of a run
   void (*amx_end)();        // after its last: releases the tiles

@@ -21,6 +21,7 @@ const gemm::KernelSet& kernel_set() {
       .grouped_widening = &grouped_widening,
       .depthwise_tile = &depthwise_tile,
       .depthwise_output_tile = &depthwise_output_tile,
+      .depthwise_output_rows = gemm::kMaxDepthwiseOutputRows,
       .amx_available = nullptr,
       .amx_begin = nullptr,
       .amx_end = nullptr,

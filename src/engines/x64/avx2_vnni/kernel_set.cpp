@@ -22,6 +22,7 @@ const gemm::KernelSet& kernel_set() {
       .input_widening = 1,
       .depthwise_tile = &avx2::depthwise_tile,
       .depthwise_output_tile = &avx2::depthwise_output_tile,
+      .depthwise_output_rows = gemm::kMaxDepthwiseOutputRows,
       .amx_available = nullptr,
       .amx_begin = nullptr,
       .amx_end = nullptr,
