@@ -291,6 +291,33 @@ const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
   return out;
 }
 
+const std::uint8_t* widened_nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
+                                           std::int64_t channels, std::int64_t height,
+                                           std::int64_t width, int threads, WidenBytes widen) {
+  const std::int64_t pixels = height * width, c = channels, bytes = batch * pixels * c;
+  constexpr std::int64_t kSlack = 64;
+  auto* out = reinterpret_cast<std::uint16_t*>(
+      thread_scratch(static_cast<std::size_t>(2 * bytes + kSlack), 3));
+  // Each task's pixels go through a buffer that stays in L1, a piece at a time.
+  const std::int64_t piece_pixels = kWidenedTransposePiece / c;
+  const TransposeTasks tasks(pixels, threads);
+  const std::int64_t chunks = tasks.per_image;
+  parallel_for(threads, batch * chunks, [&](std::int64_t begin, std::int64_t end) {
+    alignas(64) std::uint8_t piece[kWidenedTransposePiece];
+    for (std::int64_t task = begin; task < end; ++task) {
+      const std::int64_t n = task / chunks, last = tasks.first(task % chunks + 1, pixels);
+      for (std::int64_t first = tasks.first(task % chunks, pixels); first < last;) {
+        const std::int64_t count = std::min(piece_pixels, last - first);
+        transpose_bytes(nchw + n * c * pixels + first, pixels, piece, c, c, count);
+        widen(piece, count * c, out + (n * pixels + first) * c);
+        first += count;
+      }
+    }
+  });
+  std::memset(out + bytes, 0, kSlack);
+  return reinterpret_cast<const std::uint8_t*>(out);
+}
+
 void nchw_channels_from_nhwc(const void* nhwc, void* nchw, std::int64_t batch,
                              std::int64_t channels, std::int64_t pixels, std::int64_t first,
                              std::int64_t count, std::size_t element) {

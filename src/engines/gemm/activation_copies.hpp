@@ -126,4 +126,13 @@ void widen_bytes(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out)
 const std::uint8_t* widened_copy(const std::uint8_t* in, std::int64_t bytes, int threads,
                                  WidenBytes widen = &widen_bytes);
 
+// An NCHW input of up to kWidenedTransposeChannels channels as widened_copy's result for its NHWC
+// transpose, in one pass (the NHWC bytes of a few pixels at a time in a buffer in L1), where
+// nhwc_from_nchw wrote the NHWC copy whole and widened_copy read it back.
+inline constexpr std::int64_t kWidenedTransposePiece = 8192;  // bytes
+inline constexpr std::int64_t kWidenedTransposeChannels = kWidenedTransposePiece / 2;
+const std::uint8_t* widened_nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
+                                           std::int64_t channels, std::int64_t height,
+                                           std::int64_t width, int threads, WidenBytes widen);
+
 }  // namespace qconv::detail::gemm

@@ -398,7 +398,8 @@ class GemmKernel final : public PreparedKernel {
       if (d.input_layout == Layout::NCHW) {
         out << (copies_input()       ? " (NCHW input transposed by its copy)"
                 : transposes_bands() ? " (NCHW input made NHWC band by band as the tiles read it)"
-                                     : " (NCHW input made NHWC in a copy)");
+                : transposes_into_widened() ? " (NCHW input made NHWC and widened in one pass)"
+                                            : " (NCHW input made NHWC in a copy)");
       }
       if (d.output_layout == Layout::NCHW) {
         out << (pixels_outer_ ? " (NCHW output transposed from an NHWC copy)"
@@ -446,7 +447,12 @@ class GemmKernel final : public PreparedKernel {
     // planes in short runs; per row of tasks, once all its panels are done, no faster).
     const bool nchw_input = d.input_layout == Layout::NCHW;
     const bool bands = transposes_bands();
-    if (nchw_input && !copies_input() && !bands) {
+    const WidenBytes widen = input_widening();
+    const bool widened_in_transpose = transposes_into_widened();
+    if (widened_in_transpose) {
+      ctx.input = widened_nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch,
+                                         channels_, d.in_height, d.in_width, call.threads, widen);
+    } else if (nchw_input && !copies_input() && !bands) {
       ctx.input = nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch,
                                  channels_, d.in_height, d.in_width, call.threads);
     }
@@ -493,11 +499,8 @@ class GemmKernel final : public PreparedKernel {
     }
     const std::int32_t* pixel_sums =
         pixel_window_sums_ && path_ != Path::im2col ? sum_input_pixels(ctx) : nullptr;
-    if (widened_input() && path_ != Path::im2col) {  // im2col widens each gathered run instead
-      const WidenBytes grouped = kernels_.grouped_widening != nullptr
-                                     ? kernels_.grouped_widening(grouped_lanes_)
-                                     : nullptr;
-      const WidenBytes widen = grouped != nullptr ? grouped : &widen_bytes;
+    // im2col widens each gathered run instead
+    if (widened_input() && path_ != Path::im2col && !widened_in_transpose) {
       ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input),
                                walked_pixels(call.batch) * pixel_bytes_, call.threads, widen);
     }
@@ -1150,6 +1153,20 @@ class GemmKernel final : public PreparedKernel {
   bool copies_input() const {
     return (transposed_ && !phased_) || padded_copy_ || compact_copy_ || flip_input_ ||
            channel_padded_;
+  }
+  // How the input is widened for the tiles (input_widening 2): in the grouped tiles' order where
+  // their kernel set has one, else plainly.
+  WidenBytes input_widening() const {
+    const WidenBytes grouped =
+        kernels_.grouped_widening != nullptr ? kernels_.grouped_widening(grouped_lanes_) : nullptr;
+    return grouped != nullptr ? grouped : &widen_bytes;
+  }
+  // Whether an NCHW input is made NHWC and widened in one pass: where the tiles read the whole
+  // widened input as it is (no other copy, no per-pixel sums of its bytes).
+  bool transposes_into_widened() const {
+    return problem_.desc().input_layout == Layout::NCHW && !copies_input() && !transposes_bands() &&
+           widened_input() && path_ != Path::im2col && !pixel_window_sums_ &&
+           channels_ <= kWidenedTransposeChannels;
   }
 
   // Everything of one panel that a tile needs, fixed for a run.
