@@ -9,7 +9,7 @@
 // the input widened in their order (grouped_widening) feed a whole vector, whose lanes go back to
 // channel order at the end. (With the plain widened copy each row and step took two vshufps more
 // at 4 channels per group, 7 % of a ResNeXt layer; at 8, four 32-bit broadcasts for two 128-bit
-// ones, 10 %.) The multiply is the plain tile's
+// ones, 4-5 %.) The multiply is the plain tile's
 // (widened_dot.hpp), exact. No in_lane_groups or one_group tiles: the planner then picks these.
 // Built with AVX2 flags: see kernel_set.hpp.
 #include "engines/x64/avx2/kernels.hpp"
