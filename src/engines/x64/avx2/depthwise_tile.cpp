@@ -70,21 +70,19 @@ struct StageSums {
 // (Not inlined into its callers, and the stage read after the multiplies: with the stage's
 // constants in registers through the tap loops GCC 12 kept the sums on the stack.)
 template <int kRows, bool kFull, class Sums>
-[[gnu::noinline]] void rows16(const gemm::DepthwiseTile& t, const Sums& sums, std::int32_t first,
-                              int j, std::int32_t left) {
+[[gnu::noinline]] void rows16(const gemm::DepthwiseTile& t, const Sums& sums,
+                              const __m256i (&start)[2], std::int32_t first, int j,
+                              std::int32_t left) {
   const auto load = [&](const std::uint8_t* p) {
     return kFull ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : load16(p, left);
   };
   const std::uint8_t* row[kRows];
   __m256i acc[kRows][2];
-  // −zx·Σ(w − zw), or 0 (zx = 0).
-  const __m256i start_low = x64_ymm::constant_term(t.zero_point_sums, t.zero_point, 16 * j);
-  const __m256i start_high = x64_ymm::constant_term(t.zero_point_sums, t.zero_point, 16 * j + 8);
 #pragma GCC unroll 4
   for (int i = 0; i < kRows; ++i) {
     row[i] = t.input + (t.first_row + (first + i) * t.row_stride + 16 * j);
-    acc[i][0] = start_low;
-    acc[i][1] = start_high;
+    acc[i][0] = start[0];
+    acc[i][1] = start[1];
   }
   std::int32_t tap = 0;
   for (; tap + 1 < t.taps; tap += 2) {
@@ -120,12 +118,17 @@ template <int kRows, bool kFull, class Sums>
 
 template <bool kFull, class Sums>
 void vector16(const gemm::DepthwiseTile& t, const Sums& sums, int j, std::int32_t left) {
+  // The passes' sums start at −zx·Σ(w − zw) (or 0: zx = 0), made once. (The stage's constants
+  // are not: made here and passed in memory, all of a Stage's fields were computed, a fifth of a
+  // 14x14 layer; made in each pass, only the scheme's.)
+  const __m256i start[2] = {x64_ymm::constant_term(t.zero_point_sums, t.zero_point, 16 * j),
+                            x64_ymm::constant_term(t.zero_point_sums, t.zero_point, 16 * j + 8)};
   std::int32_t i = 0;
-  for (; i + 4 <= t.rows; i += 4) rows16<4, kFull>(t, sums, i, j, left);
+  for (; i + 4 <= t.rows; i += 4) rows16<4, kFull>(t, sums, start, i, j, left);
   switch (t.rows - i) {
-    case 3: rows16<3, kFull>(t, sums, i, j, left); break;
-    case 2: rows16<2, kFull>(t, sums, i, j, left); break;
-    case 1: rows16<1, kFull>(t, sums, i, j, left); break;
+    case 3: rows16<3, kFull>(t, sums, start, i, j, left); break;
+    case 2: rows16<2, kFull>(t, sums, start, i, j, left); break;
+    case 1: rows16<1, kFull>(t, sums, start, i, j, left); break;
     default: break;
   }
 }
