@@ -291,13 +291,25 @@ const std::uint8_t* nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
   return out;
 }
 
-const std::uint8_t* widened_nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
-                                           std::int64_t channels, std::int64_t height,
-                                           std::int64_t width, int threads, WidenBytes widen) {
-  const std::int64_t pixels = height * width, c = channels, bytes = batch * pixels * c;
+namespace {
+
+// A widened copy's storage for `bytes` input bytes: scratch slot 3, the 64 zero bytes after them
+// already written (a tile's last K step may read past its row's channels).
+std::uint16_t* widened_storage(std::int64_t bytes) {
   constexpr std::int64_t kSlack = 64;
   auto* out = reinterpret_cast<std::uint16_t*>(
       thread_scratch(static_cast<std::size_t>(2 * bytes + kSlack), 3));
+  std::memset(out + bytes, 0, kSlack);
+  return out;
+}
+
+}  // namespace
+
+const std::uint8_t* widened_nhwc_from_nchw(const std::uint8_t* nchw, std::int64_t batch,
+                                           std::int64_t channels, std::int64_t height,
+                                           std::int64_t width, int threads, WidenBytes widen) {
+  const std::int64_t pixels = height * width, c = channels;
+  std::uint16_t* out = widened_storage(batch * pixels * c);
   // Each task's pixels go through a buffer that stays in L1, a piece at a time.
   const std::int64_t piece_pixels = kWidenedTransposePiece / c;
   const TransposeTasks tasks(pixels, threads);
@@ -314,7 +326,6 @@ const std::uint8_t* widened_nhwc_from_nchw(const std::uint8_t* nchw, std::int64_
       }
     }
   });
-  std::memset(out + bytes, 0, kSlack);
   return reinterpret_cast<const std::uint8_t*>(out);
 }
 
@@ -395,15 +406,12 @@ void widen_bytes(const std::uint8_t* in, std::int64_t bytes, std::uint16_t* out)
 
 const std::uint8_t* widened_copy(const std::uint8_t* in, std::int64_t bytes, int threads,
                                  WidenBytes widen) {
-  constexpr std::int64_t kSlack = 64;
-  auto* out = reinterpret_cast<std::uint16_t*>(
-      thread_scratch(static_cast<std::size_t>(2 * bytes + kSlack), 3));
+  std::uint16_t* out = widened_storage(bytes);
   constexpr std::int64_t kChunk = 1 << 16;
   parallel_for(threads, (bytes + kChunk - 1) / kChunk, [&](std::int64_t begin, std::int64_t end) {
     const std::int64_t first = begin * kChunk, last = std::min(bytes, end * kChunk);
     widen(in + first, last - first, out + first);
   });
-  std::memset(out + bytes, 0, kSlack);
   return reinterpret_cast<const std::uint8_t*>(out);
 }
 

@@ -235,6 +235,11 @@ class GemmKernel final : public PreparedKernel {
         grouped_lanes_ = GroupedLanes::one_group;
       }
     }
+    // How the input is widened for the tiles (input_widening 2): in the grouped tiles' order where
+    // their kernel set has one, else plainly.
+    if (kernels.grouped_widening != nullptr) {
+      if (const WidenBytes grouped = kernels.grouped_widening(grouped_lanes_)) widen_ = grouped;
+    }
     steps_ = depthwise_ ? 1 : (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
 
@@ -447,11 +452,10 @@ class GemmKernel final : public PreparedKernel {
     // planes in short runs; per row of tasks, once all its panels are done, no faster).
     const bool nchw_input = d.input_layout == Layout::NCHW;
     const bool bands = transposes_bands();
-    const WidenBytes widen = input_widening();
     const bool widened_in_transpose = transposes_into_widened();
     if (widened_in_transpose) {
       ctx.input = widened_nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch,
-                                         channels_, d.in_height, d.in_width, call.threads, widen);
+                                         channels_, d.in_height, d.in_width, call.threads, widen_);
     } else if (nchw_input && !copies_input() && !bands) {
       ctx.input = nhwc_from_nchw(static_cast<const std::uint8_t*>(call.input), call.batch,
                                  channels_, d.in_height, d.in_width, call.threads);
@@ -502,7 +506,7 @@ class GemmKernel final : public PreparedKernel {
     // im2col widens each gathered run instead
     if (widened_input() && path_ != Path::im2col && !widened_in_transpose) {
       ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input),
-                               walked_pixels(call.batch) * pixel_bytes_, call.threads, widen);
+                               walked_pixels(call.batch) * pixel_bytes_, call.threads, widen_);
     }
     // The calling thread's row, shared by the workers: a worker's own would be allocated the first
     // time it takes part, which may be any call (a host pool's threads are not always the same).
@@ -1154,13 +1158,6 @@ class GemmKernel final : public PreparedKernel {
     return (transposed_ && !phased_) || padded_copy_ || compact_copy_ || flip_input_ ||
            channel_padded_;
   }
-  // How the input is widened for the tiles (input_widening 2): in the grouped tiles' order where
-  // their kernel set has one, else plainly.
-  WidenBytes input_widening() const {
-    const WidenBytes grouped =
-        kernels_.grouped_widening != nullptr ? kernels_.grouped_widening(grouped_lanes_) : nullptr;
-    return grouped != nullptr ? grouped : &widen_bytes;
-  }
   // Whether an NCHW input is made NHWC and widened in one pass: where the tiles read the whole
   // widened input as it is (no other copy, no per-pixel sums of its bytes).
   bool transposes_into_widened() const {
@@ -1753,6 +1750,7 @@ class GemmKernel final : public PreparedKernel {
   // Groups side by side in one panel (grouped tiles), or 1: each group has panels of its own.
   std::int64_t groups_per_panel_ = 1;
   GroupedLanes grouped_lanes_ = GroupedLanes::gathered;
+  WidenBytes widen_ = &widen_bytes;  // with input_widening 2: the widened copy's order
   AlignedVector<std::int32_t> lane_dwords_ = AlignedVector<std::int32_t>(kPanelWidth, 0);
   std::vector<std::int32_t> panel_widths_;    // valid output channels of each panel
   std::vector<std::int64_t> panel_channels_;  // each panel's first output channel
