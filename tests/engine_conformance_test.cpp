@@ -705,7 +705,7 @@ TEST_P(EngineConformance, GroupedEveryGroupWidth) {
       {64, 4, 4, 1, 1, 3, 11},
       {2, 32, 32, 3, 1, 5, 7},
       {2, 32, 64, 3, 1, 4, 40},
-      // In-lane tiles (4, 8 and 16 per group) of 7 to 12 pixels: pixel tiles of wide outputs, and
+      // In-lane tiles (4, 8 and 16 per group) of 7 to 24 pixels: pixel tiles of wide outputs, and
       // row tiles of a kernel with more taps than pixel tiles list (9x9).
       {32, 4, 4, 3, 1, 5, 31},
       {32, 8, 8, 3, 2, 6, 53},

@@ -43,9 +43,9 @@ inline std::int32_t zero_point_term(std::int32_t zx, std::int32_t sum) {
 inline constexpr int kPanelWidth = 64;
 // The most rows a KernelSet's max_rows may be (in-lane grouped tiles take up to kMaxInLaneRows).
 inline constexpr int kMaxTileRows = 8;
-// The most rows of one grouped tile in lane order (GroupedLanes::in_lane_groups): two register
-// chunks per call, so that the tile's fixed costs spread over twice the pixels.
-inline constexpr int kMaxInLaneRows = 12;
+// The most rows of one grouped tile in lane order (GroupedLanes::in_lane_groups): up to four
+// register chunks per call, so that the tile's fixed costs spread over four times the pixels.
+inline constexpr int kMaxInLaneRows = 24;
 // The most rows of one depthwise tile through the output stage (KernelSet::depthwise_output_rows).
 inline constexpr int kMaxDepthwiseOutputRows = 32;
 
