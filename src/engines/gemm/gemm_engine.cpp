@@ -221,8 +221,8 @@ class GemmKernel final : public PreparedKernel {
         // Up to four register chunks per tile, as many as the kernel set has tiles for: a tile's
         // few multiplies (K of 9 x 4 to 9 x 16) leave its fixed costs a fifth of its time at 6
         // rows (24 rows against 12: 4-7 % faster at 4 and 8 channels per group). The kernel runs
-        // at most 5 rows at once at 16 channels per group: tiles of up to 20, not 18 + 1.
-        const int chunk = group_in_ == 16 ? 5 : max_rows_;
+        // 5 rows at once at 8 and 16 channels per group: tiles of up to 20, not 18 + 1.
+        const int chunk = std::min(in_lane_chunk_rows(group_in_), max_rows_);
         int rows = std::min(4 * chunk, kMaxInLaneRows);
         while (rows > chunk && kernels.grouped_tile(rows, 4, false, grouped_lanes_) == nullptr) {
           rows -= chunk;
@@ -315,6 +315,10 @@ class GemmKernel final : public PreparedKernel {
         !needs_window_sums_ && !amx_ && kernels.in_lane_epilogue != nullptr) {
       in_lane_epilogue_ =
           kernels.in_lane_epilogue(static_cast<int>(group_in_), d.scheme.kind, d.output_dtype);
+      if (in_lane_epilogue_ != nullptr && kernels.in_lane_output_tile != nullptr) {
+        in_lane_output_ =
+            kernels.in_lane_output_tile(static_cast<int>(group_in_), d.scheme.kind, d.output_dtype);
+      }
     }
     // Flat runs (KernelSet::flat_run) where every pixel's input follows the last (a 1x1 layer's
     // pixels, or an im2col run's gathered windows) and the sums need no correction but a weight
@@ -420,7 +424,8 @@ class GemmKernel final : public PreparedKernel {
           "gathered", "one group per vector", "four groups per vector",
           "groups in 128-bit lanes, one load per row", "four groups per pair of vectors"};
       out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel, "
-          << kLanes[static_cast<int>(grouped_lanes_)] << ")";
+          << kLanes[static_cast<int>(grouped_lanes_)]
+          << (in_lane_output_ != nullptr ? ", output stage from the registers" : "") << ")";
     }
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     out << " (register tile " << kernels_.tile << ")";
@@ -1641,6 +1646,11 @@ class GemmKernel final : public PreparedKernel {
           static_cast<std::int32_t>(groups * group_in_),
           zero_points_.data() + pr.panel * kPanelWidth,
           lane_order};
+      if (lane_order && in_lane_output_ != nullptr) {  // through the stage from the registers
+        in_lane_output_(tile, tile_output(pr, acc, rows, first_pixel, nullptr, nullptr),
+                        pr.lane_stage);
+        return;
+      }
       kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, grouped_lanes_)(tile);
       sums = nullptr;  // the grouped tile took zw'·Σx off itself
     } else {
@@ -1790,6 +1800,7 @@ class GemmKernel final : public PreparedKernel {
   EpilogueKernel epilogue_ = nullptr;
   DepthwiseOutputKernel depthwise_output_ = nullptr;  // depthwise tiles through the stage, or null
   EpilogueKernel in_lane_epilogue_ = nullptr;         // in-lane grouped tiles' (lane order)
+  InLaneOutputKernel in_lane_output_ = nullptr;       // the same tiles' stage from the registers
   const std::uint64_t serial_ = new_stage_deriver();  // for the in-lane tiles' kept_stage
   std::unique_ptr<NchwFlatPlan> nchw_flat_;  // both tensors NCHW around a 1x1 layer, or null
   std::unique_ptr<NchwDepthwisePlan> nchw_depthwise_;  // both NCHW around a depthwise one, or null

@@ -46,6 +46,10 @@ inline constexpr int kMaxTileRows = 8;
 // The most rows of one grouped tile in lane order (GroupedLanes::in_lane_groups): up to four
 // register chunks per call, so that the tile's fixed costs spread over four times the pixels.
 inline constexpr int kMaxInLaneRows = 24;
+// The rows of one register chunk of an in-lane tile of `width` (4, 8 or 16) channels per group,
+// without window sums: 6 rows x 4 vectors of accumulators, 5 where each row's load is kept for
+// several K steps.
+constexpr int in_lane_chunk_rows(std::int64_t width) { return width == 4 ? 6 : 5; }
 // The most rows of one depthwise tile through the output stage (KernelSet::depthwise_output_rows).
 inline constexpr int kMaxDepthwiseOutputRows = 32;
 
@@ -254,6 +258,10 @@ using EpilogueKernel = void (*)(const TileOutput&, const StageView&);
 // are stored and read back by an epilogue, the epilogue took a quarter of a 3x3 layer's time.
 using DepthwiseOutputKernel = void (*)(const DepthwiseTile&, const TileOutput& out,
                                        const StageView&);
+// An in-lane grouped tile of a full panel (GroupedTile::lane_order) through the output stage from
+// the registers, straight to the output (`out` says where; its acc is scratch the kernel may use):
+// where the sums of a few taps are stored and read back by an epilogue.
+using InLaneOutputKernel = void (*)(const GroupedTile&, const TileOutput& out, const StageView&);
 // The int32s KernelSet::in_lane_stage writes for `channels` output channels: each of StageView's
 // seven arrays in whole panels.
 inline std::int64_t in_lane_stage_ints(std::int64_t channels) {
@@ -391,6 +399,11 @@ struct KernelSet {
   EpilogueKernel (*in_lane_epilogue)(int width, SchemeKind scheme, DType output_dtype) = nullptr;
   void (*in_lane_stage)(int width, const StageView& in, std::int64_t channels,
                         std::int32_t* storage, StageView& out) = nullptr;
+  // The same tiles through the stage from the registers (InLaneOutputKernel, the stage's arrays in
+  // lane order as in_lane_epilogue reads them), any rows; null where in_lane_epilogue is, or a
+  // kernel set without them.
+  InLaneOutputKernel (*in_lane_output_tile)(int width, SchemeKind scheme,
+                                            DType output_dtype) = nullptr;
   // The GEMM and grouped tiles take GemmTile::tap_row_offsets (false: the planner never passes
   // them).
   bool takes_tap_row_offsets = false;

@@ -203,13 +203,15 @@ template <int kWidth>
   }
 }
 
-// Rows [first, first + kRows) of an in_lane_groups tile (4 vectors): K steps of one tap are the
-// group's kWidth / 4 dwords, each an in-lane shuffle of the row's 64 bytes. With kWindowSums one
-// sum per row serves every vector: a lane's group is its 128-bit lane's, whatever the vector.
+// The sums of rows [first, first + kRows) of an in_lane_groups tile (4 vectors), in lane order:
+// K steps of one tap are the group's kWidth / 4 dwords, each an in-lane shuffle of the row's 64
+// bytes. With kWindowSums one sum per row serves every vector: a lane's group is its 128-bit
+// lane's, whatever the vector.
 template <int kRows, int kWidth, bool kWindowSums>
-void in_lane_rows(const GroupedTile& g, int first) {
+[[gnu::always_inline]] inline void in_lane_sums(const GroupedTile& g, int first,
+                                                __m512i (&acc)[kRows][4]) {
   const GemmTile& t = g.gemm;
-  __m512i acc[kRows][4], sums[kRows];
+  __m512i sums[kRows];
 #pragma GCC unroll 4
   for (int j = 0; j < 4; ++j) {
     const __m512i start = constant_term(t, 16 * j);
@@ -237,19 +239,30 @@ void in_lane_rows(const GroupedTile& g, int first) {
       }
     }
   }
-  // Stored as they are; in_lane_to_channels puts them in channel order. (Transposing here, GCC 12
-  // spills accumulators inside the tap loop.)
+  if constexpr (kWindowSums) {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m512i zw = _mm512_loadu_si512(g.zero_points + 16 * j);
+#pragma GCC unroll 8
+      for (int i = 0; i < kRows; ++i) {
+        acc[i][j] = _mm512_sub_epi32(acc[i][j], _mm512_mullo_epi32(zw, sums[i]));
+      }
+    }
+  }
+}
+
+// Rows [first, first + kRows) of an in_lane_groups tile, their sums stored as they are;
+// in_lane_to_channels puts them in channel order. (Transposing here, GCC 12 spills accumulators
+// inside the tap loop.)
+template <int kRows, int kWidth, bool kWindowSums>
+void in_lane_rows(const GroupedTile& g, int first) {
+  __m512i acc[kRows][4];
+  in_lane_sums<kRows, kWidth, kWindowSums>(g, first, acc);
+  std::int32_t* const out = g.gemm.acc + first * 64;
 #pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      __m512i v = acc[i][j];
-      if constexpr (kWindowSums) {
-        v = _mm512_sub_epi32(
-            v, _mm512_mullo_epi32(_mm512_loadu_si512(g.zero_points + 16 * j), sums[i]));
-      }
-      _mm512_store_si512(t.acc + (first + i) * 64 + j * 16, v);
-    }
+    for (int j = 0; j < 4; ++j) _mm512_store_si512(out + i * 64 + j * 16, acc[i][j]);
   }
 }
 
@@ -289,10 +302,10 @@ template <int kRows, int kWidth, bool kWindowSums, int kChunks, int kC = 0>
 
 template <int kRows, int kWidth, bool kWindowSums>
 void in_lane_chunks(const GroupedTile& g) {
-  // Accumulators, weights and the rows' loads in the 32 registers: 6 rows x 4 vectors; 5 at 16
-  // channels per group (GCC keeps each row's load for the group's 4 K steps); 3 with window sums
-  // (GCC 12 spills at 4).
-  constexpr int kChunk = kWindowSums ? 3 : kWidth == 16 ? 5 : 6;
+  // Accumulators, weights and the rows' loads in the 32 registers: 6 rows x 4 vectors; 5 at 8 and
+  // 16 channels per group (GCC keeps each row's load for the group's K steps: at 6 rows it spilled
+  // accumulators in the tap loop); 3 with window sums (GCC 12 spills at 4).
+  constexpr int kChunk = kWindowSums ? 3 : gemm::in_lane_chunk_rows(kWidth);
   in_lane_even_chunks<kRows, kWidth, kWindowSums, (kRows + kChunk - 1) / kChunk>(g);
   if (!g.lane_order) in_lane_to_channels<kWidth>(g.gemm.acc, kRows);
 }
@@ -402,6 +415,75 @@ GroupedTileKernel by_sums(int rows, int vectors, bool window_sums) {
   return window_sums ? by_rows<true, kLanes>(rows, vectors) : by_rows<false, kLanes>(rows, vectors);
 }
 
+// Rows [first, first + kRows) of an in-lane tile through the output stage from the registers
+// (in_lane_output_tile): the stage in lane order, the bytes put in channel order by one vpshufb per
+// row, one store of 64 channels. Not inlined: each chunk's tap loop is allocated on its own.
+template <int kRows, int kWidth, SchemeKind K, DType D, bool kSaturatedLow, bool kSaturatedHigh>
+[[gnu::noinline]] void in_lane_output_rows(const GroupedTile& g, const TileOutput& tile,
+                                           const StageView& lane_stage, int first) {
+  __m512i acc[kRows][4];
+  in_lane_sums<kRows, kWidth, false>(g, first, acc);
+  // The sums leave the tap loop in registers: without this GCC 12 kept a stack copy of some
+  // accumulators up to date in every tap, for the stage to read as memory operands.
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) asm("" : "+v"(acc[i][j]));
+  }
+  // The stage's constants are read per row as memory operands, after the multiplies (held in
+  // registers through the tap loop they would push accumulators to the stack): no loads moved up.
+  asm volatile("" ::: "memory");
+  const StageView s = lane_stage;
+  constexpr bool kOnWords = row_stores::kZeroPointOnWords<K, D, 4>;
+  const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(s.zero_point));
+  const __m512i to_channels = in_lane_byte_order<kWidth>();
+  const std::int64_t channel = tile.channel, stride = tile.output_row_stride;
+  auto* const out = static_cast<std::int8_t*>(tile.output) + first * stride;
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+    __m512i r[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const stage_lanes::Lanes at = stage_lanes::Lanes::load<K>(s, channel + 16 * j);
+      r[j] = stage_lanes::apply<K>(acc[i][j], at, s, kSaturatedLow, !kOnWords, kSaturatedHigh);
+    }
+    const __m512i bytes = row_stores::pack_bytes_in_lanes<D, kOnWords>(r, zero_point_words);
+    _mm512_storeu_si512(out + i * stride, _mm512_shuffle_epi8(bytes, to_channels));
+  }
+}
+
+// An in-lane tile of a full panel whose sums need no correction, through the output stage from
+// the registers (KernelSet::in_lane_output_tile), in chunks of in_lane_chunks' rows; a last chunk
+// short of them starts earlier, overlapping the one before (those rows are computed and stored
+// twice, the same bytes). A tile of fewer rows than a chunk leaves its sums in `acc` in lane
+// order for in_lane_epilogue.
+template <int kWidth, SchemeKind K, DType D, bool kSaturatedLow, bool kSaturatedHigh>
+void in_lane_output_tile(const GroupedTile& g, const TileOutput& t, const StageView& s) {
+  constexpr int kChunk = gemm::in_lane_chunk_rows(kWidth);
+  const int rows = t.rows;
+  if (rows < kChunk) {
+    by_rows<false, GroupedLanes::in_lane_groups>(rows, 4)(g);
+    return in_lane_epilogue<kWidth, K, D, kSaturatedLow, kSaturatedHigh>(t, s);
+  }
+  for (int first = 0; first < rows; first += kChunk) {
+    in_lane_output_rows<kChunk, kWidth, K, D, kSaturatedLow, kSaturatedHigh>(
+        g, t, s, first + kChunk <= rows ? first : rows - kChunk);
+  }
+}
+
+template <int kWidth, SchemeKind K, DType D>
+void in_lane_output_by_range(const GroupedTile& g, const TileOutput& t, const StageView& s) {
+  if constexpr (kEveryKernelVariant) {
+    if (row_stores::saturated_low<D>(s)) {
+      if constexpr (K == SchemeKind::fbgemm) {
+        if (t.saturated_high) return in_lane_output_tile<kWidth, K, D, true, true>(g, t, s);
+      }
+      return in_lane_output_tile<kWidth, K, D, true, false>(g, t, s);
+    }
+  }
+  in_lane_output_tile<kWidth, K, D, false, false>(g, t, s);
+}
+
 }  // namespace
 
 EpilogueKernel in_lane_epilogue_kernel(int width, SchemeKind scheme, DType output_dtype) {
@@ -412,6 +494,18 @@ EpilogueKernel in_lane_epilogue_kernel(int width, SchemeKind scheme, DType outpu
           case 4: return &in_lane_epilogue_by_range<4, K, D>;
           case 8: return &in_lane_epilogue_by_range<8, K, D>;
           default: return &in_lane_epilogue_by_range<16, K, D>;
+        }
+      });
+}
+
+InLaneOutputKernel in_lane_output_kernel(int width, SchemeKind scheme, DType output_dtype) {
+  if (output_dtype == DType::s32) return nullptr;
+  return stage_lanes::for_vector_stage<InLaneOutputKernel>(
+      scheme, output_dtype, [width]<SchemeKind K, DType D>() -> InLaneOutputKernel {
+        switch (width) {
+          case 4: return &in_lane_output_by_range<4, K, D>;
+          case 8: return &in_lane_output_by_range<8, K, D>;
+          default: return &in_lane_output_by_range<16, K, D>;
         }
       });
 }

@@ -20,6 +20,7 @@ using gemm::GemmTile;
 using gemm::GemmTileKernel;
 using gemm::GroupedTile;
 using gemm::GroupedTileKernel;
+using gemm::InLaneOutputKernel;
 using gemm::kPanelWidth;
 using gemm::NchwFlatKernel;
 using gemm::NchwFlatRun;
@@ -86,9 +87,11 @@ NchwFlatKernel nchw_flat_run_kernel(SchemeKind scheme, DType output_dtype);
 // Grouped tiles, several groups per panel (grouped_kernels.cpp): rows 1..6, vectors 1..4.
 GroupedTileKernel grouped_tile_kernel(int rows, int vectors, bool window_sums,
                                       gemm::GroupedLanes lanes);
-// The in-lane grouped tiles' epilogue in lane order (KernelSet::in_lane_epilogue) and the stage's
-// arrays in that order (KernelSet::in_lane_stage), in grouped_kernels.cpp.
+// The in-lane grouped tiles' epilogue in lane order (KernelSet::in_lane_epilogue), the tiles
+// through the stage from the registers (KernelSet::in_lane_output_tile) and the stage's arrays in
+// lane order (KernelSet::in_lane_stage), in grouped_kernels.cpp.
 EpilogueKernel in_lane_epilogue_kernel(int width, SchemeKind scheme, DType output_dtype);
+InLaneOutputKernel in_lane_output_kernel(int width, SchemeKind scheme, DType output_dtype);
 void in_lane_stage(int width, const StageView& in, std::int64_t channels, std::int32_t* storage,
                    StageView& out);
 
