@@ -368,6 +368,65 @@ TEST_P(EngineConformance, FlatRunsEverySchemeDtypeAndTail) {
   }
 }
 
+// In-lane grouped tiles (4, 8 and 16 channels per group) through the output stage from the
+// registers on avx512_vnni: every scheme and output dtype (s32 from a requantizing scheme: sums and
+// the scalar stage), tiles shorter than a register chunk (a 2x2 output: sums in lane order and
+// the epilogue), tiles whose last chunk overlaps the one before (7, 11 and 13 pixels), tiles of
+// several chunks, border pixels, stride 2, batch > 1, zero points at both ends, u8 and s8 inputs
+// and weights, 1 and 2 threads.
+TEST_P(EngineConformance, InLaneGroupsEverySchemeDtypeAndTileLength) {
+  Rng rng(29);
+  struct Shape {
+    std::int64_t groups, per_group, h, w, stride, batch;
+  };
+  const Shape shapes[] = {
+      {32, 4, 2, 2, 1, 1}, {16, 8, 4, 4, 2, 2},  {16, 16, 2, 2, 1, 1},
+      {32, 4, 1, 7, 1, 2}, {16, 8, 1, 11, 1, 1}, {16, 16, 1, 13, 1, 1},
+      {32, 4, 9, 9, 1, 1}, {16, 8, 11, 7, 2, 1}, {16, 16, 7, 9, 1, 2},
+  };
+  int round = 0, from_registers = 0;
+  for (const Shape& s : shapes) {
+    for (const SchemeKind scheme : test::kEveryScheme) {
+      for (const DType output : {DType::u8, DType::s8, DType::s32}) {
+        if (scheme == SchemeKind::int32 && output != DType::s32) continue;
+        RandomProblemOptions opt;
+        opt.scheme = scheme;
+        opt.input_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
+        opt.weight_dtype = round % 4 < 2 ? DType::s8 : DType::u8;
+        opt.extreme_zero_points = round % 3 != 0;
+        const std::int64_t channels = s.groups * s.per_group;
+        RandomCase rc = fixed_case(rng, channels, channels, s.h, s.w, 3, s.stride, 1, s.batch,
+                                   s.groups, true, opt);
+        ProblemDesc d = rc.desc;
+        if (scheme != SchemeKind::int32 && d.output_dtype != output) {
+          d.output_dtype = output;
+          d.output_zero_point = output == DType::s32
+                                    ? 0
+                                    : static_cast<std::int32_t>(round % 2 == 0 ? dtype_min(output)
+                                                                               : dtype_max(output));
+        }
+        try {
+          (void)Problem(d);
+        } catch (const Error&) {  // a clamp the new zero point leaves empty: none
+          d.activation = Activation::none();
+        }
+        rc = test::random_case_for(rng, d);
+        std::string failure, described;
+        ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
+            << "declined " << Problem(rc.desc).summary();
+        ASSERT_TRUE(failure.empty()) << failure;
+        if (described.find("output stage from the registers)") != std::string::npos) {
+          ++from_registers;
+        }
+        ++round;
+      }
+    }
+  }
+  std::cout << "[ conformance ] " << GetParam() << ": " << from_registers << " of " << round
+            << " problems on in-lane tiles through the stage from the registers\n";
+  if (GetParam() == "avx512_vnni") EXPECT_GT(from_registers, round / 2);
+}
+
 // A weight zero point needs each output pixel's window sum Σx: on every path (1x1 flat, strided
 // 1x1, padded rows that skip taps, pixel tiles whose padded taps read zero-point bytes, AMX blocks
 // on padded and channel-padded copies, transposed, im2col rows, groups, batch > 1) and 1 and 2
