@@ -174,6 +174,37 @@ RandomCase fixed_case(Rng& rng, std::int64_t c, std::int64_t o, std::int64_t h, 
   return test::random_case_for(rng, d);
 }
 
+// The options of round `round` of a test over every scheme and output dtype: u8 and s8 inputs and
+// weights by turns, zero points at both ends in two rounds of three.
+RandomProblemOptions scheme_round_options(SchemeKind scheme, int round) {
+  RandomProblemOptions opt;
+  opt.scheme = scheme;
+  opt.input_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
+  opt.weight_dtype = round % 4 < 2 ? DType::s8 : DType::u8;
+  opt.extreme_zero_points = round % 3 != 0;
+  return opt;
+}
+
+// rc's problem with output dtype `output` (a requantizing scheme's output zero point at the dtype's
+// low end in even rounds, its high end in odd ones; a clamp the new zero point leaves empty
+// dropped), and new random data for it.
+RandomCase with_output_dtype(Rng& rng, const RandomCase& rc, DType output, int round) {
+  ProblemDesc d = rc.desc;
+  if (d.scheme.kind != SchemeKind::int32 && d.output_dtype != output) {
+    d.output_dtype = output;
+    d.output_zero_point =
+        output == DType::s32
+            ? 0
+            : static_cast<std::int32_t>(round % 2 == 0 ? dtype_min(output) : dtype_max(output));
+  }
+  try {
+    (void)Problem(d);
+  } catch (const Error&) {  // a clamp the new zero point leaves empty: none
+    d.activation = Activation::none();
+  }
+  return test::random_case_for(rng, d);
+}
+
 // Options for round `round` of a test that runs every scheme over fixed shapes: the scheme, and
 // the input and weight dtypes in turn (u8 and s8 each, every pairing in 4 rounds).
 RandomProblemOptions scheme_and_dtypes(SchemeKind scheme, int round) {
@@ -332,26 +363,11 @@ TEST_P(EngineConformance, FlatRunsEverySchemeDtypeAndTail) {
     for (const SchemeKind scheme : test::kEveryScheme) {
       for (const DType output : {DType::u8, DType::s8, DType::s32}) {
         if (scheme == SchemeKind::int32 && output != DType::s32) continue;
-        RandomProblemOptions opt;
-        opt.scheme = scheme;
-        opt.input_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
-        opt.weight_dtype = round % 4 < 2 ? DType::s8 : DType::u8;
-        opt.extreme_zero_points = round % 3 != 0;
-        RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, 1, 1, 0, s.batch, s.groups, true, opt);
-        ProblemDesc d = rc.desc;
-        if (scheme != SchemeKind::int32 && d.output_dtype != output) {
-          d.output_dtype = output;
-          d.output_zero_point = output == DType::s32
-                                    ? 0
-                                    : static_cast<std::int32_t>(round % 2 == 0 ? dtype_min(output)
-                                                                               : dtype_max(output));
-        }
-        try {
-          (void)Problem(d);
-        } catch (const Error&) {  // a clamp the new zero point leaves empty: none
-          d.activation = Activation::none();
-        }
-        rc = test::random_case_for(rng, d);
+        const RandomCase rc =
+            with_output_dtype(rng,
+                              fixed_case(rng, s.c, s.o, s.h, s.w, 1, 1, 0, s.batch, s.groups, true,
+                                         scheme_round_options(scheme, round)),
+                              output, round);
         std::string failure, described;
         ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
             << "declined " << Problem(rc.desc).summary();
@@ -389,28 +405,12 @@ TEST_P(EngineConformance, InLaneGroupsEverySchemeDtypeAndTileLength) {
     for (const SchemeKind scheme : test::kEveryScheme) {
       for (const DType output : {DType::u8, DType::s8, DType::s32}) {
         if (scheme == SchemeKind::int32 && output != DType::s32) continue;
-        RandomProblemOptions opt;
-        opt.scheme = scheme;
-        opt.input_dtype = round % 2 == 0 ? DType::u8 : DType::s8;
-        opt.weight_dtype = round % 4 < 2 ? DType::s8 : DType::u8;
-        opt.extreme_zero_points = round % 3 != 0;
         const std::int64_t channels = s.groups * s.per_group;
-        RandomCase rc = fixed_case(rng, channels, channels, s.h, s.w, 3, s.stride, 1, s.batch,
-                                   s.groups, true, opt);
-        ProblemDesc d = rc.desc;
-        if (scheme != SchemeKind::int32 && d.output_dtype != output) {
-          d.output_dtype = output;
-          d.output_zero_point = output == DType::s32
-                                    ? 0
-                                    : static_cast<std::int32_t>(round % 2 == 0 ? dtype_min(output)
-                                                                               : dtype_max(output));
-        }
-        try {
-          (void)Problem(d);
-        } catch (const Error&) {  // a clamp the new zero point leaves empty: none
-          d.activation = Activation::none();
-        }
-        rc = test::random_case_for(rng, d);
+        const RandomCase rc =
+            with_output_dtype(rng,
+                              fixed_case(rng, channels, channels, s.h, s.w, 3, s.stride, 1, s.batch,
+                                         s.groups, true, scheme_round_options(scheme, round)),
+                              output, round);
         std::string failure, described;
         ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
             << "declined " << Problem(rc.desc).summary();
@@ -424,7 +424,9 @@ TEST_P(EngineConformance, InLaneGroupsEverySchemeDtypeAndTileLength) {
   }
   std::cout << "[ conformance ] " << GetParam() << ": " << from_registers << " of " << round
             << " problems on in-lane tiles through the stage from the registers\n";
-  if (GetParam() == "avx512_vnni") EXPECT_GT(from_registers, round / 2);
+  if (GetParam() == "avx512_vnni") {
+    EXPECT_GT(from_registers, round / 2);
+  }
 }
 
 // A weight zero point needs each output pixel's window sum Σx: on every path (1x1 flat, strided
