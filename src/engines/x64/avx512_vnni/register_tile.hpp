@@ -43,22 +43,6 @@ template <int kRows, int kVectors>
   }
 }
 
-// acc += the start's term after the fact (its values kept live through the multiplies, between
-// tiles of a run, left the register allocator spilling accumulators).
-template <int kRows, int kVectors>
-[[gnu::always_inline]] inline void add_start(__m512i (&acc)[kRows][kVectors],
-                                             const std::int32_t* zero_point_sums,
-                                             std::int32_t input_zero_point) {
-  if (zero_point_sums == nullptr) return;
-#pragma GCC unroll 4
-  for (int j = 0; j < kVectors; ++j) {
-    const __m512i term = _mm512_mullo_epi32(_mm512_set1_epi32(-input_zero_point),
-                                            _mm512_loadu_si512(zero_point_sums + j * 16));
-#pragma GCC unroll 16
-    for (int i = 0; i < kRows; ++i) acc[i][j] = _mm512_add_epi32(acc[i][j], term);
-  }
-}
-
 // acc += one tap: row i reads `channels` bytes at row[i] as ceil(channels / 4) K steps, against
 // the tap's weights `w`, [step][kVectors · 16][4] s8. vpdpbusd takes the u8 input first, the s8
 // weights second.
