@@ -332,7 +332,9 @@ TEST_P(EngineConformance, TilesFbgemmValuesPastTheOutputRange) {
 
 // 1x1 stride-1 unpadded layers without a weight zero point run as flat runs on avx512_vnni (tiles
 // of 16, 10, 6 or 5 pixels by the panel's 1 to 4 vectors, fewer for onnx and tvm, the output stage
-// from the registers) and avx2 (4 pixels, a channel tail of 8 or fewer in half a sub-panel): every
+// from the registers; a panel whose channels end in the first 8 lanes of its last vector
+// multiplies those alone: 1, 24, 17, 40, 33 and 56 channels, not 12 or 57) and avx2 (4 pixels, a
+// channel tail of 8 or fewer in half a sub-panel): every
 // scheme and output dtype (s32 from a requantizing scheme: tiles and the scalar stage), panels of
 // every width with channel tails, full panels next to narrow ones at long K, K with and without a
 // ragged last step, pixel tails, runs shorter than a tile, single pixels, groups with panels of
@@ -353,6 +355,9 @@ TEST_P(EngineConformance, FlatRunsEverySchemeDtypeAndTail) {
       {144, 33, 1, 1, 3},
       {17, 64, 4, 29, 1},
       {8, 17, 2, 9, 2},
+      {20, 56, 5, 9, 1},
+      {12, 57, 4, 7, 1},
+      {40, 12, 3, 11, 2},
       {32, 128, 5, 7, 2, 2},
       // K of 256 and more: full panels on GEMM tiles, the narrow one on a flat run.
       {265, 80, 3, 11, 2},

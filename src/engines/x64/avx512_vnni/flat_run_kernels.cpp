@@ -61,7 +61,10 @@ template <int kRows, int kVectors>
 
 // kSaturatedLow, kSaturatedHigh: the stores' narrowing saturates at the output's lower (upper)
 // bound, so the stage skips that clamp (row_stores::saturated_low, FlatRun::saturated_high).
-template <SchemeKind K, DType D, int kVectors, bool kSaturatedLow, bool kSaturatedHigh>
+// kHalfLast: the panel's channels end in the first 8 lanes of its last vector, which its
+// multiplies compute alone (register_tile::add_tap).
+template <SchemeKind K, DType D, int kVectors, bool kSaturatedLow, bool kSaturatedHigh,
+          bool kHalfLast>
 void flat_run(const FlatRun& run, const StageView& s) {
   // The walk in locals. The stage and the input zero point are read from memory once per tile,
   // after its multiplies: the output stores may alias them, so the compiler cannot hoist their
@@ -97,7 +100,7 @@ void flat_run(const FlatRun& run, const StageView& s) {
     const std::int32_t* tile_sums = zero_point_sums;
     asm("" : "+r"(tile_sums));
     register_tile::start(acc, tile_sums, run.input_zero_point);
-    register_tile::add_tap(acc, row, weights, channels);
+    register_tile::add_tap<kRows, kVectors, kHalfLast>(acc, row, weights, channels);
     if (run.window_sums != nullptr) take_window_sums(acc, run, first, rows);
     // Nor may the compiler move the stage's loads up above the multiplies (no store between).
     asm volatile("" ::: "memory");
@@ -122,17 +125,30 @@ void flat_run(const FlatRun& run, const StageView& s) {
   }
 }
 
-template <SchemeKind K, DType D, int kVectors>
+template <SchemeKind K, DType D, int kVectors, bool kHalfLast>
 void flat_run_by_range(const FlatRun& f, const StageView& s) {
   if constexpr (kEveryKernelVariant) {
     if (row_stores::saturated_low<D>(s)) {
       if constexpr (K == SchemeKind::fbgemm) {
-        if (f.saturated_high) return flat_run<K, D, kVectors, true, true>(f, s);
+        if (f.saturated_high) return flat_run<K, D, kVectors, true, true, kHalfLast>(f, s);
       }
-      return flat_run<K, D, kVectors, true, false>(f, s);
+      return flat_run<K, D, kVectors, true, false, kHalfLast>(f, s);
     }
   }
-  flat_run<K, D, kVectors, false, false>(f, s);
+  flat_run<K, D, kVectors, false, false, kHalfLast>(f, s);
+}
+
+// A panel whose channels end in the first 8 lanes of its last vector (24 channels: 16 + 8) takes
+// the half-vector multiplies there: MobileNetV2's 24-channel projections 20-22 % faster on an
+// AMD Zen 4.
+template <SchemeKind K, DType D, int kVectors>
+void flat_run_by_width(const FlatRun& f, const StageView& s) {
+  if constexpr (kEveryKernelVariant) {
+    if (f.output_channels <= 16 * (kVectors - 1) + 8) {
+      return flat_run_by_range<K, D, kVectors, true>(f, s);
+    }
+  }
+  flat_run_by_range<K, D, kVectors, false>(f, s);
 }
 
 }  // namespace
@@ -141,10 +157,10 @@ FlatRunKernel flat_run_kernel(SchemeKind scheme, DType output_dtype, int vectors
   return stage_lanes::for_vector_stage<FlatRunKernel>(
       scheme, output_dtype, [vectors]<SchemeKind K, DType D>() -> FlatRunKernel {
         switch (vectors) {
-          case 1: return &flat_run_by_range<K, D, 1>;
-          case 2: return &flat_run_by_range<K, D, 2>;
-          case 3: return &flat_run_by_range<K, D, 3>;
-          default: return &flat_run_by_range<K, D, 4>;
+          case 1: return &flat_run_by_width<K, D, 1>;
+          case 2: return &flat_run_by_width<K, D, 2>;
+          case 3: return &flat_run_by_width<K, D, 3>;
+          default: return &flat_run_by_width<K, D, 4>;
         }
       });
 }

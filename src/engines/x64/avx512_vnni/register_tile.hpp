@@ -43,10 +43,39 @@ template <int kRows, int kVectors>
   }
 }
 
+// acc[i][j] += b · w[j] for every vector j; kHalfLast: the last vector's first 8 lanes only (a
+// 256-bit vpdpbusd, half the cost of a 512-bit one), its upper lanes left as they were.
+template <int kVectors, bool kHalfLast>
+[[gnu::always_inline]] inline void add_row(__m512i (&acc)[kVectors], __m512i b,
+                                           const __m512i (&w)[kVectors]) {
+#pragma GCC unroll 4
+  for (int j = 0; j < kVectors; ++j) {
+    if (kHalfLast && j == kVectors - 1) {
+      acc[j] = _mm512_castsi256_si512(_mm256_dpbusd_epi32(
+          _mm512_castsi512_si256(acc[j]), _mm512_castsi512_si256(b), _mm512_castsi512_si256(w[j])));
+    } else {
+      acc[j] = _mm512_dpbusd_epi32(acc[j], b, w[j]);
+    }
+  }
+}
+
+// The weights of one K step, [kVectors · 16][4] s8 at `w` (kHalfLast: of the last vector only its
+// first 8 lanes, the rest left zero).
+template <int kVectors, bool kHalfLast>
+[[gnu::always_inline]] inline void load_step(const std::int8_t* w, __m512i (&wv)[kVectors]) {
+#pragma GCC unroll 4
+  for (int j = 0; j < kVectors; ++j) {
+    wv[j] = kHalfLast && j == kVectors - 1 ? _mm512_castsi256_si512(_mm256_load_si256(
+                                                 reinterpret_cast<const __m256i*>(w + j * 64)))
+                                           : _mm512_load_si512(w + j * 64);
+  }
+}
+
 // acc += one tap: row i reads `channels` bytes at row[i] as ceil(channels / 4) K steps, against
 // the tap's weights `w`, [step][kVectors · 16][4] s8. vpdpbusd takes the u8 input first, the s8
-// weights second.
-template <int kRows, int kVectors>
+// weights second. kHalfLast: the last vector's outputs past its first 8 lanes are not computed
+// (their sums stay at their start; a panel whose channels end there).
+template <int kRows, int kVectors, bool kHalfLast = false>
 [[gnu::always_inline]] inline void add_tap(__m512i (&acc)[kRows][kVectors],
                                            const std::uint8_t* const (&row)[kRows],
                                            const std::int8_t* w, std::int32_t channels) {
@@ -57,27 +86,21 @@ template <int kRows, int kVectors>
   // accumulators inside the loop of the flat runs.)
   if ((channels & 3) != 0) {
     const auto tail = static_cast<__mmask16>((1u << (channels & 3)) - 1);
-    const std::int8_t* const last = w + full_steps * kStepBytes;
     __m512i wv[kVectors];
-#pragma GCC unroll 4
-    for (int j = 0; j < kVectors; ++j) wv[j] = _mm512_load_si512(last + j * 64);
+    load_step<kVectors, kHalfLast>(w + full_steps * kStepBytes, wv);
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i) {
       const __m128i bytes = _mm_maskz_loadu_epi8(tail, row[i] + 4 * full_steps);
-      const __m512i b = _mm512_broadcastd_epi32(bytes);
-#pragma GCC unroll 4
-      for (int j = 0; j < kVectors; ++j) acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], b, wv[j]);
+      add_row<kVectors, kHalfLast>(acc[i], _mm512_broadcastd_epi32(bytes), wv);
     }
   }
   for (std::int32_t k = 0; k < full_steps; ++k) {
     __m512i wv[kVectors];
-#pragma GCC unroll 4
-    for (int j = 0; j < kVectors; ++j) wv[j] = _mm512_load_si512(w + j * 64);
+    load_step<kVectors, kHalfLast>(w, wv);
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i) {
       const __m512i b = _mm512_set1_epi32(static_cast<int>(load_u32(row[i] + 4 * k)));
-#pragma GCC unroll 4
-      for (int j = 0; j < kVectors; ++j) acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], b, wv[j]);
+      add_row<kVectors, kHalfLast>(acc[i], b, wv);
     }
     w += kStepBytes;
   }
