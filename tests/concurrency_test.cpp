@@ -5,10 +5,14 @@
 
 #include <atomic>
 #include <stdexcept>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "core/cpu_placement.hpp"
 #include "core/parallel.hpp"
 #include "core/thread_pool.hpp"
 #include "qconv/plan.hpp"
@@ -246,5 +250,37 @@ TEST(ThreadPool, CutsTheRangeIntoTheChunksAskedFor) {
     }
   }
 }
+
+#if defined(__linux__)
+// The pool's helpers leave their caller's CPU (thread_pool.cpp): move_off_cpu puts the thread on
+// another CPU it may use and gives it back the CPUs it had, and changes nothing for a thread that
+// may use that CPU alone.
+TEST(ThreadPoolCpuPlacement, MovesAThreadOffItsCpuAndKeepsItsMask) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  if (CPU_COUNT(&before) < 2) GTEST_SKIP() << "needs a process that may run on 2 CPUs or more";
+  std::jthread([&] {
+    const int cpu = qconv::detail::current_cpu();
+    ASSERT_GE(cpu, 0);
+    EXPECT_TRUE(qconv::detail::move_off_cpu(cpu));
+    EXPECT_NE(qconv::detail::current_cpu(), cpu);
+    cpu_set_t after;
+    ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&after, &before));
+  });
+  std::jthread([&] {  // pinned to one CPU: nowhere to go
+    const int cpu = qconv::detail::current_cpu();
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    EXPECT_FALSE(qconv::detail::move_off_cpu(cpu));
+    EXPECT_EQ(qconv::detail::current_cpu(), cpu);
+    cpu_set_t after;
+    ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&after, &one));
+  });
+}
+#endif
 
 }  // namespace
