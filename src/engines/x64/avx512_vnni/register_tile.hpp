@@ -44,7 +44,8 @@ template <int kRows, int kVectors>
 }
 
 // acc[i][j] += b · w[j] for every vector j; kHalfLast: the last vector's first 8 lanes only (a
-// 256-bit vpdpbusd, half the cost of a 512-bit one), its upper lanes left as they were.
+// 256-bit vpdpbusd, half the cost of a 512-bit one), its upper 8 lanes left unspecified (they hold
+// no channel: the stores mask them off).
 template <int kVectors, bool kHalfLast>
 [[gnu::always_inline]] inline void add_row(__m512i (&acc)[kVectors], __m512i b,
                                            const __m512i (&w)[kVectors]) {
@@ -60,7 +61,7 @@ template <int kVectors, bool kHalfLast>
 }
 
 // The weights of one K step, [kVectors · 16][4] s8 at `w` (kHalfLast: of the last vector only its
-// first 8 lanes, the rest left zero).
+// first 8 lanes, the rest unspecified).
 template <int kVectors, bool kHalfLast>
 [[gnu::always_inline]] inline void load_step(const std::int8_t* w, __m512i (&wv)[kVectors]) {
 #pragma GCC unroll 4
@@ -73,8 +74,8 @@ template <int kVectors, bool kHalfLast>
 
 // acc += one tap: row i reads `channels` bytes at row[i] as ceil(channels / 4) K steps, against
 // the tap's weights `w`, [step][kVectors · 16][4] s8. vpdpbusd takes the u8 input first, the s8
-// weights second. kHalfLast: the last vector's outputs past its first 8 lanes are not computed
-// (their sums stay at their start; a panel whose channels end there).
+// weights second. kHalfLast: the last vector's lanes past its first 8 are not computed (a panel
+// whose channels end in those 8; the lanes past them are left unspecified).
 template <int kRows, int kVectors, bool kHalfLast = false>
 [[gnu::always_inline]] inline void add_tap(__m512i (&acc)[kRows][kVectors],
                                            const std::uint8_t* const (&row)[kRows],
