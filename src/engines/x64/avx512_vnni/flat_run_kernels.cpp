@@ -127,15 +127,9 @@ void flat_run(const FlatRun& run, const StageView& s) {
 
 template <SchemeKind K, DType D, int kVectors, bool kHalfLast>
 void flat_run_by_range(const FlatRun& f, const StageView& s) {
-  if constexpr (kEveryKernelVariant) {
-    if (row_stores::saturated_low<D>(s)) {
-      if constexpr (K == SchemeKind::fbgemm) {
-        if (f.saturated_high) return flat_run<K, D, kVectors, true, true, kHalfLast>(f, s);
-      }
-      return flat_run<K, D, kVectors, true, false, kHalfLast>(f, s);
-    }
-  }
-  flat_run<K, D, kVectors, false, false, kHalfLast>(f, s);
+  row_stores::by_saturation<K, D>(s, f.saturated_high, [&]<bool kLow, bool kHigh>() {
+    flat_run<K, D, kVectors, kLow, kHigh, kHalfLast>(f, s);
+  });
 }
 
 // A panel whose channels end in the first 8 lanes of its last vector (24 channels: 16 + 8) takes

@@ -363,15 +363,9 @@ void in_lane_epilogue(const TileOutput& tile, const StageView& lane_stage) {
 
 template <int kWidth, SchemeKind K, DType D>
 void in_lane_epilogue_by_range(const TileOutput& t, const StageView& s) {
-  if constexpr (kEveryKernelVariant) {
-    if (row_stores::saturated_low<D>(s)) {
-      if constexpr (K == SchemeKind::fbgemm) {
-        if (t.saturated_high) return in_lane_epilogue<kWidth, K, D, true, true>(t, s);
-      }
-      return in_lane_epilogue<kWidth, K, D, true, false>(t, s);
-    }
-  }
-  in_lane_epilogue<kWidth, K, D, false, false>(t, s);
+  row_stores::by_saturation<K, D>(s, t.saturated_high, [&]<bool kLow, bool kHigh>() {
+    in_lane_epilogue<kWidth, K, D, kLow, kHigh>(t, s);
+  });
 }
 
 // The group width is the tile's K steps per tap (its channels / 4).
@@ -473,41 +467,41 @@ void in_lane_output_tile(const GroupedTile& g, const TileOutput& t, const StageV
 
 template <int kWidth, SchemeKind K, DType D>
 void in_lane_output_by_range(const GroupedTile& g, const TileOutput& t, const StageView& s) {
-  if constexpr (kEveryKernelVariant) {
-    if (row_stores::saturated_low<D>(s)) {
-      if constexpr (K == SchemeKind::fbgemm) {
-        if (t.saturated_high) return in_lane_output_tile<kWidth, K, D, true, true>(g, t, s);
-      }
-      return in_lane_output_tile<kWidth, K, D, true, false>(g, t, s);
-    }
-  }
-  in_lane_output_tile<kWidth, K, D, false, false>(g, t, s);
+  row_stores::by_saturation<K, D>(s, t.saturated_high, [&]<bool kLow, bool kHigh>() {
+    in_lane_output_tile<kWidth, K, D, kLow, kHigh>(g, t, s);
+  });
+}
+
+// make.template operator()<kWidth, K, D>() for a group width of 4, 8 or 16 channels and a
+// (scheme, dtype) with a vector stage to bytes; null otherwise.
+template <class Kernel, class Make>
+Kernel by_width_and_stage(int width, SchemeKind scheme, DType output_dtype, const Make& make) {
+  if (output_dtype == DType::s32) return nullptr;
+  return stage_lanes::for_vector_stage<Kernel>(scheme, output_dtype,
+                                               [&]<SchemeKind K, DType D>() -> Kernel {
+                                                 switch (width) {
+                                                   case 4:
+                                                     return make.template operator()<4, K, D>();
+                                                   case 8:
+                                                     return make.template operator()<8, K, D>();
+                                                   default:
+                                                     return make.template operator()<16, K, D>();
+                                                 }
+                                               });
 }
 
 }  // namespace
 
 EpilogueKernel in_lane_epilogue_kernel(int width, SchemeKind scheme, DType output_dtype) {
-  if (output_dtype == DType::s32) return nullptr;
-  return stage_lanes::for_vector_stage<EpilogueKernel>(
-      scheme, output_dtype, [width]<SchemeKind K, DType D>() -> EpilogueKernel {
-        switch (width) {
-          case 4: return &in_lane_epilogue_by_range<4, K, D>;
-          case 8: return &in_lane_epilogue_by_range<8, K, D>;
-          default: return &in_lane_epilogue_by_range<16, K, D>;
-        }
-      });
+  return by_width_and_stage<EpilogueKernel>(
+      width, scheme, output_dtype,
+      []<int kWidth, SchemeKind K, DType D>() { return &in_lane_epilogue_by_range<kWidth, K, D>; });
 }
 
 InLaneOutputKernel in_lane_output_kernel(int width, SchemeKind scheme, DType output_dtype) {
-  if (output_dtype == DType::s32) return nullptr;
-  return stage_lanes::for_vector_stage<InLaneOutputKernel>(
-      scheme, output_dtype, [width]<SchemeKind K, DType D>() -> InLaneOutputKernel {
-        switch (width) {
-          case 4: return &in_lane_output_by_range<4, K, D>;
-          case 8: return &in_lane_output_by_range<8, K, D>;
-          default: return &in_lane_output_by_range<16, K, D>;
-        }
-      });
+  return by_width_and_stage<InLaneOutputKernel>(
+      width, scheme, output_dtype,
+      []<int kWidth, SchemeKind K, DType D>() { return &in_lane_output_by_range<kWidth, K, D>; });
 }
 
 void in_lane_stage(int width, const StageView& in, std::int64_t channels, std::int32_t* storage,

@@ -38,6 +38,24 @@ inline bool saturated_low(const StageView& s) {
   return D != DType::s32 && s.zero_point >= 0 && s.lo == (D == DType::u8 ? 0 : -128);
 }
 
+// Runs run.template operator()<kSaturatedLow, kSaturatedHigh>() with the clamps this call's
+// narrowing to D stands for: low where saturated_low, high as well for fbgemm where the caller's
+// `saturated_high` says so (gemm::narrowing_saturates_high). Builds with fewer kernel variants
+// (kEveryKernelVariant) compile <false, false> alone.
+template <SchemeKind K, DType D, class Run>
+[[gnu::always_inline]] inline void by_saturation(const StageView& s, bool saturated_high,
+                                                 const Run& run) {
+  if constexpr (kEveryKernelVariant) {
+    if (saturated_low<D>(s)) {
+      if constexpr (K == SchemeKind::fbgemm) {
+        if (saturated_high) return run.template operator()<true, true>();
+      }
+      return run.template operator()<true, false>();
+    }
+  }
+  run.template operator()<false, false>();
+}
+
 // Whether rows of kVectors vectors of scheme K to dtype D take zy on their packed 16-bit words
 // (pack_bytes): then stage_lanes::apply leaves it out (add_zero_point = false).
 template <SchemeKind K, DType D, int kVectors>
