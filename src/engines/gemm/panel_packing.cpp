@@ -4,6 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace qconv::detail::gemm {
 namespace {
 
@@ -52,34 +56,75 @@ void transpose_tile(const std::uint8_t* src, std::int64_t src_stride, std::uint8
   for (int i = 0; i < 16; ++i) std::memcpy(dst + i * dst_stride, &r[i], sizeof(Bytes));
 }
 
-struct RowSums {
-  std::uint32_t sum;  // Σ b as s8, modulo 2^32
-  std::int64_t abs;   // Σ |b − zero_point|
-};
-
-// The sums of n bytes b = row[i] xor flip: the bytes biased to u8, summed 256 at a time in 16 bits
-// (a widening sum that vectorizes), less the bias; the absolute differences as unsigned bytes
-// (psadbw, uabal). Out of line: inlined, GCC 12 no longer finds the psadbw form.
-[[gnu::noinline]] RowSums row_sums(const std::uint8_t* row, std::int64_t n, std::uint8_t flip,
-                                   std::int32_t zero_point) {
-  const auto biased = static_cast<std::uint8_t>(flip ^ 0x80);
-  const auto reference = static_cast<std::uint8_t>(zero_point + 128);
-  std::uint32_t sum = 0;
-  std::int64_t abs = 0;
-  for (std::int64_t begin = 0; begin < n; begin += 256) {
-    const std::int64_t end = begin + 256 < n ? begin + 256 : n;
-    std::uint16_t part = 0;  // at most 256 · 255
-    int part_abs = 0;
-    for (std::int64_t i = begin; i < end; ++i) {
-      const auto u = static_cast<std::uint8_t>(row[i] ^ biased);
-      part = static_cast<std::uint16_t>(part + u);
-      part_abs += std::abs(u - reference);
+// Per lane of a block, running sums of its packed bytes b taken as u = b + 128 (the s8 bits
+// with the top bit flipped): Σ u and Σ |u − r| with r = z + 128, z the lane's zero point. Fed 16
+// bytes at a time from the packing loop, so the rows are read once.
+class LaneSumAccumulators {
+ public:
+  explicit LaneSumAccumulators(const std::int32_t* zero_points) {
+    for (int l = 0; l < kLaneBlock; ++l) {
+      reference_[l] = static_cast<std::uint8_t>(zero_points[l] + 128);
+#if defined(__SSE2__)
+      sum_[l] = abs_[l] = _mm_setzero_si128();
+      reference_bytes_[l] = _mm_set1_epi8(static_cast<char>(reference_[l]));
+#endif
     }
-    sum += part;
-    abs += part_abs;
   }
-  return {sum - 128u * static_cast<std::uint32_t>(n), abs};
-}
+
+  // Sixteen packed bytes of lane l.
+  void add(int l, Words packed) {
+#if defined(__SSE2__)
+    // psadbw against zero and against the reference: both sums in two 64-bit halves.
+    const __m128i u = _mm_xor_si128(to_m128(packed), _mm_set1_epi8(static_cast<char>(0x80)));
+    sum_[l] = _mm_add_epi64(sum_[l], _mm_sad_epu8(u, _mm_setzero_si128()));
+    abs_[l] = _mm_add_epi64(abs_[l], _mm_sad_epu8(u, reference_bytes_[l]));
+#else
+    std::uint8_t bytes[16];
+    std::memcpy(bytes, &packed, sizeof bytes);
+    for (const std::uint8_t b : bytes) add_byte(l, b);
+#endif
+  }
+
+  void add_byte(int l, std::uint8_t packed) {
+    const auto u = static_cast<std::uint8_t>(packed ^ 0x80);
+    scalar_sum_[l] += u;
+    scalar_abs_[l] += std::abs(u - reference_[l]);
+  }
+
+  // Σ u and Σ |u − r| of lane l.
+  std::int64_t sum(int l) const {
+#if defined(__SSE2__)
+    return scalar_sum_[l] + halves(sum_[l]);
+#else
+    return scalar_sum_[l];
+#endif
+  }
+  std::int64_t abs(int l) const {
+#if defined(__SSE2__)
+    return scalar_abs_[l] + halves(abs_[l]);
+#else
+    return scalar_abs_[l];
+#endif
+  }
+
+ private:
+#if defined(__SSE2__)
+  static __m128i to_m128(Words v) {
+    __m128i m;
+    std::memcpy(&m, &v, sizeof m);
+    return m;
+  }
+  static std::int64_t halves(__m128i sums) {
+    std::int64_t parts[2];
+    std::memcpy(parts, &sums, sizeof parts);
+    return parts[0] + parts[1];
+  }
+  __m128i sum_[kLaneBlock], abs_[kLaneBlock], reference_bytes_[kLaneBlock];
+#endif
+  std::uint8_t reference_[kLaneBlock];
+  std::int64_t scalar_sum_[kLaneBlock] = {};
+  std::int64_t scalar_abs_[kLaneBlock] = {};
+};
 
 }  // namespace
 
@@ -87,6 +132,7 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
                      std::uint8_t flip, std::int8_t* out, std::int64_t step_stride,
                      const LaneSums& lane_sums) {
   const Words flip_words = Words{} + flip * 0x01010101u;
+  LaneSumAccumulators totals(lane_sums.zero_points);
   std::int64_t c = 0;
   // Four K steps of four lanes at a time: 16 bytes of each of four rows, transposed.
   for (; c + 16 <= n; c += 16) {
@@ -94,6 +140,10 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
     for (int l = 0; l < kLaneBlock; l += 4) {
       Words a = load(rows[l] + c) ^ flip_words, b = load(rows[l + 1] + c) ^ flip_words,
             d = load(rows[l + 2] + c) ^ flip_words, e = load(rows[l + 3] + c) ^ flip_words;
+      totals.add(l, a);
+      totals.add(l + 1, b);
+      totals.add(l + 2, d);
+      totals.add(l + 3, e);
       transpose(a, b, d, e);
       store(to + l * 4, a);
       store(to + step_stride + l * 4, b);
@@ -107,7 +157,9 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
     for (int l = 0; l < kLaneBlock; ++l) {
       std::uint32_t word = 0;
       for (std::int64_t i = 0; i < 4 && c + i < n; ++i) {
-        word |= std::uint32_t{static_cast<std::uint8_t>(rows[l][c + i] ^ flip)} << (8 * i);
+        const auto packed = static_cast<std::uint8_t>(rows[l][c + i] ^ flip);
+        totals.add_byte(l, packed);
+        word |= std::uint32_t{packed} << (8 * i);
       }
       std::memcpy(to + l * 4, &word, 4);
     }
@@ -115,10 +167,9 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
   for (std::int64_t step = (n + 3) / 4; step < steps; ++step) {  // K padding
     std::memset(out + step * step_stride, 0, kLaneBlock * 4);
   }
-  for (int l = 0; l < kLaneBlock; ++l) {
-    const RowSums row = row_sums(rows[l], n, flip, lane_sums.zero_points[l]);
-    lane_sums.sums[l] = row.sum;
-    lane_sums.abs_sums[l] += row.abs;
+  for (int l = 0; l < kLaneBlock; ++l) {  // Σ b = Σ u − 128 n, modulo 2^32
+    lane_sums.sums[l] = static_cast<std::uint32_t>(totals.sum(l) - 128 * n);
+    lane_sums.abs_sums[l] += totals.abs(l);
   }
 }
 
