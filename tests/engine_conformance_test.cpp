@@ -902,6 +902,39 @@ TEST_P(EngineConformance, NchwOnEveryPath) {
   }
 }
 
+// Layers of few pixels whose weights outweigh their input, so that their tasks would run panels
+// outermost, but whose last panel is narrower than the others (1x1 to 160 = 64 + 64 + 32 and
+// 144 = 64 + 64 + 16 output channels, 3x3 to 160): the 1x1 ones run pixels outermost instead
+// (each of two threads' halves spans every panel), as NCHW output shows; equal panels (192) keep
+// panels outermost. Bit-exact on 1 and 2 threads, NHWC and NCHW output, both orders.
+TEST_P(EngineConformance, NarrowLastPanelTakesPixelsFirst) {
+  Rng rng(43);
+  struct Shape {
+    std::int64_t c, o, k;
+    bool pixels_first;  // on avx512_vnni (its flat runs split 49 pixels in two tasks a panel)
+  };
+  const Shape shapes[] = {
+      {960, 160, 1, true}, {576, 144, 1, true}, {96, 160, 3, false}, {960, 192, 1, false}};
+  for (const Shape& s : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      RandomCase rc = fixed_case(rng, s.c, s.o, 7, 7, s.k, 1, s.k / 2, 1, 1, round < 2);
+      ProblemDesc d = rc.desc;
+      if (round % 2 == 1) d.output_layout = Layout::NCHW;
+      rc = test::random_case_for(rng, d);
+      std::string failure, described;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round / 2, &failure, &described))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+      if (d.output_layout == Layout::NCHW && s.k == 1 && GetParam() == "avx512_vnni") {
+        EXPECT_EQ(described.find("(NCHW output transposed from an NHWC copy panel by panel)") ==
+                      std::string::npos,
+                  s.pixels_first)
+            << described;
+      }
+    }
+  }
+}
+
 // 1x1 layers with NCHW input and output, which an engine may run with pixels in lanes (both
 // tensors read and written in place; avx512_vnni and avx2 where a partial block of 64 pixels
 // wastes at most a tenth of the lanes): whole blocks and partial last ones (60, 64, 120, 180, 250
