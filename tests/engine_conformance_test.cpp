@@ -711,6 +711,48 @@ TEST_P(EngineConformance, TransposedStridePhases) {
   }
 }
 
+// Transposed convolution of stride 1 as the convolution of its input with the flipped kernel
+// (padding taps skipped as any convolution's), where its padding is within the kernel's span:
+// symmetric and asymmetric padding, none, dilation with output padding, groups, batch > 1, NHWC
+// and NCHW, with and without weight zero points, 1 and 2 threads; padding beyond the span keeps
+// the placed input.
+TEST_P(EngineConformance, TransposedStrideOneAsFlippedConvolution) {
+  Rng rng(47);
+  struct Shape {
+    std::int64_t c, o, h, w, k, dilation, top, bottom, left, right, output_pad, batch, groups;
+    bool flipped;  // else placed
+  };
+  const Shape shapes[] = {
+      {64, 64, 7, 9, 3, 1, 1, 1, 1, 1, 0, 1, 1, true},
+      {20, 24, 5, 6, 3, 1, 0, 2, 2, 0, 0, 2, 1, true},
+      {16, 40, 6, 5, 5, 2, 3, 8, 0, 5, 1, 1, 1, true},
+      {32, 32, 4, 6, 3, 1, 1, 1, 1, 1, 0, 2, 4, true},
+      {8, 12, 5, 5, 3, 1, 3, 0, 1, 1, 0, 1, 1, false},
+  };
+  for (const Shape& s : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, s.k, 1, 0, s.batch, s.groups, round < 2);
+      ProblemDesc d = transposed_desc(rc.desc, 1, s.dilation, 0, s.output_pad);
+      d.pad_top = s.top;
+      d.pad_bottom = s.bottom;
+      d.pad_left = s.left;
+      d.pad_right = s.right;
+      if (round % 2 == 1) d.input_layout = d.output_layout = Layout::NCHW;
+      rc = test::random_case_for(rng, d);
+      std::string failure, described;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round / 2, &failure, &described))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+      if (GetParam() != "reference") {
+        EXPECT_NE(described.find(s.flipped ? "(transposed: flipped kernel)"
+                                           : "(transposed: placed input, flipped kernel)"),
+                  std::string::npos)
+            << described;
+      }
+    }
+  }
+}
+
 // Depthwise transposed convolution by output phases too: each phase's taps alone (a 4x4/s2
 // kernel: 4 of 16 per pixel), kernels smaller than, equal to (a phase of one tap) and larger than
 // the stride, dilation, padding, output padding, channel tails of a panel, batch > 1, zero points

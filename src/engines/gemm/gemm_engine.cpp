@@ -144,13 +144,15 @@ class GemmKernel final : public PreparedKernel {
       max_rows_ = kernels.depthwise_output_rows;
     }
     // A transposed convolution runs as the convolution of its zero-inserted input with the
-    // flipped kernel. With stride 1 the input is placed into scratch,
-    // spread out at its stride, the holes and the padding holding zx (which adds (zx − zx)·w = 0):
-    // every tap of every pixel is then valid. With a larger stride each output phase lists only
-    // the taps that land on input pixels (axis_taps.hpp), and the tiles read the input itself: no
-    // zero is inserted or multiplied.
+    // flipped kernel. With stride 1 that is a convolution of the input itself (flipped_convolution:
+    // its padding taps skipped as any convolution's), or, where the padding exceeds the kernel's
+    // span, one of the input placed into scratch, the padding holding zx (which adds
+    // (zx − zx)·w = 0). With a larger stride each output phase lists only the taps that land on
+    // input pixels (axis_taps.hpp), and the tiles read the input itself: no zero is inserted or
+    // multiplied.
     transposed_ = problem.transposed();
     phased_ = phased(problem);
+    placed_ = transposed_ && !phased_ && !flipped_convolution(problem);
     stride_h_ = transposed_ ? 1 : d.stride_h;
     stride_w_ = transposed_ ? 1 : d.stride_w;
     if (depthwise_ || transposed_) {
@@ -253,9 +255,13 @@ class GemmKernel final : public PreparedKernel {
     in_w_ = d.in_width;
     pad_top_ = d.pad_top;
     pad_left_ = d.pad_left;
+    if (transposed_ && !phased_ && !placed_) {
+      pad_top_ = (d.kernel_h - 1) * d.dilation_h - d.pad_top;
+      pad_left_ = (d.kernel_w - 1) * d.dilation_w - d.pad_left;
+    }
     padded_copy_ = amx_ && path_ == Path::rows && !transposed_ &&
                    (d.pad_top != 0 || d.pad_bottom != 0 || d.pad_left != 0 || d.pad_right != 0);
-    if (transposed_ && !phased_) {  // the placed input: output size plus the kernel's span
+    if (placed_) {  // the placed input: output size plus the kernel's span
       in_h_ = out_h_ + (d.kernel_h - 1) * d.dilation_h;
       in_w_ = out_w_ + (d.kernel_w - 1) * d.dilation_w;
       pad_top_ = pad_left_ = 0;
@@ -384,7 +390,8 @@ class GemmKernel final : public PreparedKernel {
     const std::string tile = std::to_string(max_rows_) + "x" + std::to_string(kPanelWidth);
     out << (amx_ ? "avx512_amx tdpbusd <=32x64 + " : "") << kernels_.name << " ";
     if (depthwise_) out << "dwconv " << tile << " (channels in lanes) ";
-    if (transposed_ && !phased_) out << "(transposed: zero-inserted input, flipped kernel) ";
+    if (placed_) out << "(transposed: placed input, flipped kernel) ";
+    if (transposed_ && !phased_ && !placed_) out << "(transposed: flipped kernel) ";
     if (phased_) {
       out << "(transposed: " << d.stride_h * d.stride_w
           << " stride phases of the flipped kernel, inserted zeros skipped) ";
@@ -506,7 +513,7 @@ class GemmKernel final : public PreparedKernel {
                                pixel_bytes_,
                                nchw_input && copies_input()};
     const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
-    if (transposed_ && !phased_) {
+    if (placed_) {
       ctx.input = placed_copy(input, in_h_, in_w_, d.stride_h, d.stride_w,
                               (d.kernel_h - 1) * d.dilation_h - d.pad_top,
                               (d.kernel_w - 1) * d.dilation_w - d.pad_left, zx);
@@ -1092,6 +1099,19 @@ class GemmKernel final : public PreparedKernel {
     return problem.transposed() && (d.stride_h > 1 || d.stride_w > 1);
   }
 
+  // A transposed convolution of stride 1 whose padding is within the kernel's span: the
+  // convolution of its input with the flipped kernel, padded by (k − 1)·d − pad before and
+  // (k − 1)·d − pad + output_padding after (output y reads input y + pad − r·d with kernel row r,
+  // y − ((k − 1)·d − pad) + r'·d with the flipped row r' = k − 1 − r).
+  static bool flipped_convolution(const Problem& problem) {
+    const auto& d = problem.desc();
+    const std::int64_t span_h = (d.kernel_h - 1) * d.dilation_h;
+    const std::int64_t span_w = (d.kernel_w - 1) * d.dilation_w;
+    return problem.transposed() && d.stride_h == 1 && d.stride_w == 1 && d.pad_top <= span_h &&
+           d.pad_bottom <= span_h + d.output_pad_h && d.pad_left <= span_w &&
+           d.pad_right <= span_w + d.output_pad_w;
+  }
+
   // The axes as the tiles walk them: the input, or its copy with the padding filled (pad 0, the
   // padding part of the extent), or a transposed convolution's input spread out at its stride (an
   // axis of stride 1 with every tap, otherwise taps by output phase: axis_taps.hpp).
@@ -1102,6 +1122,12 @@ class GemmKernel final : public PreparedKernel {
                           problem.out_height()),
               spread_axis(d.stride_w, d.dilation_w, d.pad_left, d.kernel_w, d.in_width,
                           problem.out_width())};
+    }
+    if (flipped_convolution(problem)) {
+      return {dense_axis(1, d.dilation_h, (d.kernel_h - 1) * d.dilation_h - d.pad_top, d.kernel_h,
+                         d.in_height),
+              dense_axis(1, d.dilation_w, (d.kernel_w - 1) * d.dilation_w - d.pad_left, d.kernel_w,
+                         d.in_width)};
     }
     if (problem.transposed()) {  // stride 1: the input placed with its padding filled
       return {dense_axis(1, d.dilation_h, 0, d.kernel_h,
@@ -1171,8 +1197,7 @@ class GemmKernel final : public PreparedKernel {
 
   // Whether run() copies the input (its chain of copies) before the tiles read it.
   bool copies_input() const {
-    return (transposed_ && !phased_) || padded_copy_ || compact_copy_ || flip_input_ ||
-           channel_padded_;
+    return placed_ || padded_copy_ || compact_copy_ || flip_input_ || channel_padded_;
   }
   // Whether an NCHW input is made NHWC and widened in one pass: where the tiles read the whole
   // widened input as it is (no other copy, no per-pixel sums of its bytes).
@@ -1811,6 +1836,7 @@ class GemmKernel final : public PreparedKernel {
   // stride_w (a tile runs over one output phase; every tile is on the rows path then).
   std::int64_t column_step_ = 1;
   bool phased_ = false;  // a transposed convolution's taps listed per output phase (phased())
+  bool placed_ = false;  // a transposed convolution of stride 1 on its placed input
   std::vector<TapRange> row_taps_, column_taps_;  // per row and column kind (plan_patterns)
   std::vector<std::pair<std::int32_t, std::int32_t>> pattern_taps_;  // (first, count)
   std::vector<std::int32_t> tap_columns_;      // per listed tap: its kernel column s
