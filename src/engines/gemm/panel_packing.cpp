@@ -87,25 +87,21 @@ class LaneSumAccumulators {
 
   void add_byte(int l, std::uint8_t packed) {
     const auto u = static_cast<std::uint8_t>(packed ^ 0x80);
-    scalar_sum_[l] += u;
-    scalar_abs_[l] += std::abs(u - reference_[l]);
+    totals_[l] += u;
+    abs_totals_[l] += std::abs(u - reference_[l]);
   }
 
-  // Σ u and Σ |u − r| of lane l.
-  std::int64_t sum(int l) const {
+  // Once every byte is in: Σ u and Σ |u − r| of lane l.
+  void finish() {
 #if defined(__SSE2__)
-    return scalar_sum_[l] + halves(sum_[l]);
-#else
-    return scalar_sum_[l];
+    for (int l = 0; l < kLaneBlock; ++l) {
+      totals_[l] += halves(sum_[l]);
+      abs_totals_[l] += halves(abs_[l]);
+    }
 #endif
   }
-  std::int64_t abs(int l) const {
-#if defined(__SSE2__)
-    return scalar_abs_[l] + halves(abs_[l]);
-#else
-    return scalar_abs_[l];
-#endif
-  }
+  std::int64_t sum(int l) const { return totals_[l]; }
+  std::int64_t abs(int l) const { return abs_totals_[l]; }
 
  private:
 #if defined(__SSE2__)
@@ -122,8 +118,8 @@ class LaneSumAccumulators {
   __m128i sum_[kLaneBlock], abs_[kLaneBlock], reference_bytes_[kLaneBlock];
 #endif
   std::uint8_t reference_[kLaneBlock];
-  std::int64_t scalar_sum_[kLaneBlock] = {};
-  std::int64_t scalar_abs_[kLaneBlock] = {};
+  std::int64_t totals_[kLaneBlock] = {};
+  std::int64_t abs_totals_[kLaneBlock] = {};
 };
 
 }  // namespace
@@ -167,6 +163,7 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
   for (std::int64_t step = (n + 3) / 4; step < steps; ++step) {  // K padding
     std::memset(out + step * step_stride, 0, kLaneBlock * 4);
   }
+  totals.finish();
   for (int l = 0; l < kLaneBlock; ++l) {  // Σ b = Σ u − 128 n, modulo 2^32
     lane_sums.sums[l] = static_cast<std::uint32_t>(totals.sum(l) - 128 * n);
     lane_sums.abs_sums[l] += totals.abs(l);
