@@ -256,8 +256,8 @@ class GemmKernel final : public PreparedKernel {
     pad_top_ = d.pad_top;
     pad_left_ = d.pad_left;
     if (transposed_ && !phased_ && !placed_) {
-      pad_top_ = (d.kernel_h - 1) * d.dilation_h - d.pad_top;
-      pad_left_ = (d.kernel_w - 1) * d.dilation_w - d.pad_left;
+      pad_top_ = flipped_pad_top(d);
+      pad_left_ = flipped_pad_left(d);
     }
     padded_copy_ = amx_ && path_ == Path::rows && !transposed_ &&
                    (d.pad_top != 0 || d.pad_bottom != 0 || d.pad_left != 0 || d.pad_right != 0);
@@ -370,9 +370,9 @@ class GemmKernel final : public PreparedKernel {
     // panel narrower than the others leaves one of them more work (MobileNetV2's 7x7 layers of 160
     // channels, panels of 64, 64 and 32: 60 % to one, 1.6x faster on two threads than on one).
     // Pixels outermost, each thread's half spans every panel.
-    if (!pixels_outer_ && busiest_share(false, 2) > 55 &&
-        busiest_share(true, 2) < busiest_share(false, 2)) {
-      pixels_outer_ = true;
+    if (!pixels_outer_) {
+      const std::int64_t panels_first = busiest_share(false, 2);
+      pixels_outer_ = panels_first > 55 && busiest_share(true, 2) < panels_first;
     }
   }
 
@@ -390,8 +390,10 @@ class GemmKernel final : public PreparedKernel {
     const std::string tile = std::to_string(max_rows_) + "x" + std::to_string(kPanelWidth);
     out << (amx_ ? "avx512_amx tdpbusd <=32x64 + " : "") << kernels_.name << " ";
     if (depthwise_) out << "dwconv " << tile << " (channels in lanes) ";
-    if (placed_) out << "(transposed: placed input, flipped kernel) ";
-    if (transposed_ && !phased_ && !placed_) out << "(transposed: flipped kernel) ";
+    if (transposed_ && !phased_) {
+      out << (placed_ ? "(transposed: placed input, flipped kernel) "
+                      : "(transposed: flipped kernel) ");
+    }
     if (phased_) {
       out << "(transposed: " << d.stride_h * d.stride_w
           << " stride phases of the flipped kernel, inserted zeros skipped) ";
@@ -514,9 +516,8 @@ class GemmKernel final : public PreparedKernel {
                                nchw_input && copies_input()};
     const auto zx = static_cast<std::uint8_t>(ctx.input_zero_point);
     if (placed_) {
-      ctx.input = placed_copy(input, in_h_, in_w_, d.stride_h, d.stride_w,
-                              (d.kernel_h - 1) * d.dilation_h - d.pad_top,
-                              (d.kernel_w - 1) * d.dilation_w - d.pad_left, zx);
+      ctx.input = placed_copy(input, in_h_, in_w_, d.stride_h, d.stride_w, flipped_pad_top(d),
+                              flipped_pad_left(d), zx);
     } else if (padded_copy_) {
       ctx.input = placed_copy(input, in_h_, in_w_, 1, 1, d.pad_top, d.pad_left, zx);
     } else if (compact_copy_) {
@@ -1105,11 +1106,18 @@ class GemmKernel final : public PreparedKernel {
   // y − ((k − 1)·d − pad) + r'·d with the flipped row r' = k − 1 − r).
   static bool flipped_convolution(const Problem& problem) {
     const auto& d = problem.desc();
-    const std::int64_t span_h = (d.kernel_h - 1) * d.dilation_h;
-    const std::int64_t span_w = (d.kernel_w - 1) * d.dilation_w;
-    return problem.transposed() && d.stride_h == 1 && d.stride_w == 1 && d.pad_top <= span_h &&
-           d.pad_bottom <= span_h + d.output_pad_h && d.pad_left <= span_w &&
-           d.pad_right <= span_w + d.output_pad_w;
+    return problem.transposed() && d.stride_h == 1 && d.stride_w == 1 && flipped_pad_top(d) >= 0 &&
+           flipped_pad_left(d) >= 0 &&
+           (d.kernel_h - 1) * d.dilation_h + d.output_pad_h >= d.pad_bottom &&
+           (d.kernel_w - 1) * d.dilation_w + d.output_pad_w >= d.pad_right;
+  }
+  // A transposed convolution's input offset before its flipped kernel: (k − 1)·d − pad, per axis
+  // (the padding before the input in the flipped convolution; its placed copy's offset).
+  static std::int64_t flipped_pad_top(const ProblemDesc& d) {
+    return (d.kernel_h - 1) * d.dilation_h - d.pad_top;
+  }
+  static std::int64_t flipped_pad_left(const ProblemDesc& d) {
+    return (d.kernel_w - 1) * d.dilation_w - d.pad_left;
   }
 
   // The axes as the tiles walk them: the input, or its copy with the padding filled (pad 0, the
@@ -1124,10 +1132,8 @@ class GemmKernel final : public PreparedKernel {
                           problem.out_width())};
     }
     if (flipped_convolution(problem)) {
-      return {dense_axis(1, d.dilation_h, (d.kernel_h - 1) * d.dilation_h - d.pad_top, d.kernel_h,
-                         d.in_height),
-              dense_axis(1, d.dilation_w, (d.kernel_w - 1) * d.dilation_w - d.pad_left, d.kernel_w,
-                         d.in_width)};
+      return {dense_axis(1, d.dilation_h, flipped_pad_top(d), d.kernel_h, d.in_height),
+              dense_axis(1, d.dilation_w, flipped_pad_left(d), d.kernel_w, d.in_width)};
     }
     if (problem.transposed()) {  // stride 1: the input placed with its padding filled
       return {dense_axis(1, d.dilation_h, 0, d.kernel_h,
@@ -1449,12 +1455,8 @@ class GemmKernel final : public PreparedKernel {
     const TapRange& rows = row_taps_[static_cast<std::size_t>(pattern / column_kinds_)];
     const TapRange& columns = column_taps_[static_cast<std::size_t>(pattern % column_kinds_)];
     if (rows.count() == 0 || columns.count() == 0) return 0;
-    const std::int64_t h =
-        (y + rows.begin * d.dilation_h - ((d.kernel_h - 1) * d.dilation_h - d.pad_top)) /
-        d.stride_h;
-    const std::int64_t w =
-        (x + columns.begin * d.dilation_w - ((d.kernel_w - 1) * d.dilation_w - d.pad_left)) /
-        d.stride_w;
+    const std::int64_t h = (y + rows.begin * d.dilation_h - flipped_pad_top(d)) / d.stride_h;
+    const std::int64_t w = (x + columns.begin * d.dilation_w - flipped_pad_left(d)) / d.stride_w;
     return (n * in_h_ + h) * in_w_ + w;
   }
 
