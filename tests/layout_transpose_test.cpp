@@ -45,5 +45,30 @@ TEST(LayoutTranspose, EveryShapeAroundTheBlocksAndEveryValueSize) {
   }
 }
 
+// Input lines a multiple of 1 KiB apart take 16-row blocks where other strides take 64-row ones
+// (layout_transpose.cpp): the same bytes either way, around both blocks' tails.
+TEST(LayoutTranspose, StridesOfWholeKibibytes) {
+  std::mt19937 rng(1024);
+  for (std::int64_t in_stride : {1024, 2048, 1040}) {
+    for (std::int64_t rows : {63, 64, 65, 130, 196}) {
+      for (std::int64_t cols : {16, 70, 1024}) {
+        if (cols > in_stride) continue;
+        const std::int64_t out_stride = rows + 3;
+        const std::vector<std::uint8_t> in = pattern(rows, in_stride, 1, rng);
+        std::vector<std::uint8_t> out(static_cast<std::size_t>(cols * out_stride), 0xa5);
+        std::vector<std::uint8_t> want = out;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          for (std::int64_t c = 0; c < cols; ++c) {
+            want[static_cast<std::size_t>(c * out_stride + r)] =
+                in[static_cast<std::size_t>(r * in_stride + c)];
+          }
+        }
+        transpose_bytes(in.data(), in_stride, out.data(), out_stride, rows, cols);
+        ASSERT_EQ(out, want) << rows << " x " << cols << ", input lines " << in_stride << " apart";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qconv::detail
