@@ -68,11 +68,11 @@ std::int64_t floor_mod(std::int64_t a, std::int64_t b) { return a - floor_div(a,
 constexpr std::int64_t kTilePixels = 8;
 // Multiply-adds per thread below which a call uses fewer threads. A second thread costs the call
 // its hand-over and the lines the two cores share; since a call's chunks are one per thread
-// (chunks_per_thread) and the stage's arrays are kept from call to call (kept_stage), from about
-// 0.4M it gains (MobileNetV2's 7x7x960 layers, 423K: 4.9 -> 4.3 us on two threads; MobileNetV1's
-// 7x7x1024 5.3 -> 4.5 us), below it not (MobileNetV2's 28x28x192 stride-2 layer, 338K, 4 %
-// slower).
-constexpr std::int64_t kMinMacsPerThread = std::int64_t{200} << 10;
+// (chunks_per_thread), the stage's arrays are kept from call to call (kept_stage) and the pool's
+// helper no longer shares its caller's core (thread_pool.cpp), from about 0.2M it gains on an
+// AMD Zen 4: MobileNetV2's stride-2 layers 28x28x192 (338K) 6.0 -> 3.5 us on two threads and
+// 14x14x576 (254K) 5.2 -> 3.4 us, MobileNetV1's 14x14x512 (226K) 4.6 -> 3.0 us.
+constexpr std::int64_t kMinMacsPerThread = std::int64_t{100} << 10;
 
 // Input rows an NCHW slab transposes, at most (more when one output row alone reads more).
 constexpr std::int64_t kSlabInputBytes = std::int64_t{64} << 10;
