@@ -977,6 +977,33 @@ TEST_P(EngineConformance, NarrowLastPanelTakesPixelsFirst) {
   }
 }
 
+// Small late layers with fewer panels than threads (a 7x7 or 9x9 output, 64 channels or fewer):
+// the GEMM path cuts their pixel tiles into a task per thread when the layer has work enough
+// (gemm_engine.cpp's pixel_tile_chunks), else keeps them in one; each at 1 and 2 threads, NHWC and
+// NCHW output, batch 1 and 2, bit-exact. A chunk count that differs between the task list and the
+// tiles' walk skips or repeats tiles, which fails it.
+TEST_P(EngineConformance, SmallLayerTilesSplitAcrossThreads) {
+  Rng rng(47);
+  struct Shape {
+    std::int64_t c, o, h, k;
+  };
+  const Shape shapes[] = {{64, 64, 7, 3}, {128, 40, 9, 3}, {96, 64, 7, 5}, {16, 16, 7, 3}};
+  for (const Shape& s : shapes) {
+    for (int round = 0; round < 4; ++round) {
+      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.h, s.k, 1, s.k / 2, 1 + round / 2);
+      ProblemDesc d = rc.desc;
+      if (round % 2 == 1) d.output_layout = Layout::NCHW;
+      rc = test::random_case_for(rng, d);
+      for (int threads : {1, 2}) {
+        std::string failure;
+        ASSERT_TRUE(agrees(GetParam(), rc, threads, &failure))
+            << "declined " << Problem(rc.desc).summary();
+        ASSERT_TRUE(failure.empty()) << failure;
+      }
+    }
+  }
+}
+
 // 1x1 layers with NCHW input and output, which an engine may run with pixels in lanes (both
 // tensors read and written in place; avx512_vnni and avx2 where a partial block of 64 pixels
 // wastes at most a tenth of the lanes): whole blocks and partial last ones (60, 64, 120, 180, 250

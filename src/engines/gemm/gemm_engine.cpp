@@ -71,6 +71,12 @@ constexpr std::int64_t kMaxPixelTileWidth = 32;
 constexpr std::int64_t kMinPixelTileSteps = 32;
 // Output pixels per task of a 1x1 stride-1 layer run as one flat GEMM, in register tiles.
 constexpr std::int64_t kFlatChunkTiles = 16;
+// Multiply-adds a thread needs before a layer whose panels are fewer than the threads cuts its
+// pixel tiles into more chunks than kFlatChunkTiles asks for, so that every thread has some: in one
+// chunk, late layers of 64 channels or fewer ran on one thread of two (an AMD Zen 4: a 3x3 64->64
+// at 7x7 8.3 us at both thread counts, 5.4 us split; 128->40 at 9x9 20.1 -> 10.8 us; 0.64-0.86x
+// oneDNN's two-thread time before, 1.14-1.27x after).
+constexpr std::int64_t kMinSplitMacs = std::int64_t{256} << 10;
 // Full panels (4 vectors) run as flat runs (KernelSet::flat_run) below this K only: a flat run's
 // tile is shorter than the GEMM tile (its output stage needs registers), which costs more than the
 // fixed costs it saves once K is long. ResNet-50's 1x1 layers on an AMD Zen 5, flat runs against
@@ -1170,7 +1176,7 @@ class GemmKernel final : public PreparedKernel {
  private:
   std::int64_t row_count(std::int64_t batch, int threads) const {
     if (path_ == Path::flat) return flat_tasks(batch * out_h_ * out_w_, threads);
-    if (pixel_tiles_) return batch * ((pixel_tile_count() + chunk_tiles() - 1) / chunk_tiles());
+    if (pixel_tiles_) return batch * pixel_tile_chunks(threads);
     return batch * out_h_;
   }
 
@@ -1312,9 +1318,7 @@ class GemmKernel final : public PreparedKernel {
     }
     if (pixel_tiles_) {
       const std::int64_t tiles = pixel_tile_count();
-      // Chunks of at most chunk_tiles(), as even as possible (66 tiles: 14,13,13,13,13, not four
-      // of 16 and one of 2: the threads take whole tasks).
-      const std::int64_t chunks = (tiles + chunk_tiles() - 1) / chunk_tiles();
+      const std::int64_t chunks = pixel_tile_chunks(ctx.threads);
       const std::int64_t chunk = row % chunks;
       run_pixels(pr, row / chunks, tiles * chunk / chunks, tiles * (chunk + 1) / chunks, bands);
       return;
@@ -1766,6 +1770,17 @@ class GemmKernel final : public PreparedKernel {
     return static_cast<std::int64_t>(tile_starts_.size()) - 1;
   }
   std::int64_t chunk_tiles() const { return flat_chunk() / max_rows_; }
+  // An image's chunks of pixel tiles (tasks per panel): of at most chunk_tiles() tiles, as even as
+  // possible (66 tiles: 14,13,13,13,13, not four of 16 and one of 2: the threads take whole
+  // tasks); where that leaves fewer tasks than threads (a 7x7 layer of 64 channels: one panel, 9
+  // tiles, one chunk), one per thread if the layer has kMinSplitMacs for each.
+  std::int64_t pixel_tile_chunks(int threads) const {
+    const std::int64_t tiles = pixel_tile_count();
+    const std::int64_t chunks = (tiles + chunk_tiles() - 1) / chunk_tiles();
+    if (panels_ * chunks >= threads) return chunks;
+    const std::int64_t worth = std::min<std::int64_t>(threads, macs(1) / kMinSplitMacs);
+    return std::clamp((worth + panels_ - 1) / panels_, chunks, tiles);
+  }
   // The GEMM tiles read the input as u16 (KernelSet::input_widening); depthwise tiles never.
   bool widened_input() const { return kernels_.input_widening == 2 && !depthwise_; }
   // Panel p's weights as the GEMM and grouped tiles take them: packed, or the kernel set's wider
