@@ -979,15 +979,17 @@ TEST_P(EngineConformance, NarrowLastPanelTakesPixelsFirst) {
 
 // Small late layers with fewer panels than threads (a 7x7 or 9x9 output, 64 channels or fewer):
 // the GEMM path cuts their pixel tiles into a task per thread when the layer has work enough
-// (gemm_engine.cpp's pixel_tile_chunks), else keeps them in one; each at 1 and 2 threads, NHWC and
-// NCHW output, batch 1 and 2, bit-exact. A chunk count that differs between the task list and the
-// tiles' walk skips or repeats tiles, which fails it.
+// (gemm_engine.cpp's pixel_tile_chunks), else keeps them in one; and a 14x14 one's three chunks
+// into four, for two threads to share evenly. Each at 1 and 2 threads, NHWC and NCHW output, batch
+// 1 and 2, bit-exact. A chunk count that differs between the task list and the tiles' walk skips
+// or repeats tiles, which fails it.
 TEST_P(EngineConformance, SmallLayerTilesSplitAcrossThreads) {
   Rng rng(47);
   struct Shape {
     std::int64_t c, o, h, k;
   };
-  const Shape shapes[] = {{64, 64, 7, 3}, {128, 40, 9, 3}, {96, 64, 7, 5}, {16, 16, 7, 3}};
+  const Shape shapes[] = {
+      {64, 64, 7, 3}, {128, 40, 9, 3}, {96, 64, 7, 5}, {16, 16, 7, 3}, {64, 64, 14, 3}};
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {
       RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.h, s.k, 1, s.k / 2, 1 + round / 2);

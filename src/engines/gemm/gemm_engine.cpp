@@ -77,6 +77,9 @@ constexpr std::int64_t kFlatChunkTiles = 16;
 // at 7x7 8.3 us at both thread counts, 5.4 us split; 128->40 at 9x9 20.1 -> 10.8 us; 0.64-0.86x
 // oneDNN's two-thread time before, 1.14-1.27x after).
 constexpr std::int64_t kMinSplitMacs = std::int64_t{256} << 10;
+// Below this many tasks a thread, pixel tiles are cut into a multiple of the threads' count of
+// tasks (beyond it the last uneven task is a small part of a thread's work).
+constexpr std::int64_t kMaxBalancedTasks = 4;
 // Full panels (4 vectors) run as flat runs (KernelSet::flat_run) below this K only: a flat run's
 // tile is shorter than the GEMM tile (its output stage needs registers), which costs more than the
 // fixed costs it saves once K is long. ResNet-50's 1x1 layers on an AMD Zen 5, flat runs against
@@ -1772,14 +1775,22 @@ class GemmKernel final : public PreparedKernel {
   std::int64_t chunk_tiles() const { return flat_chunk() / max_rows_; }
   // An image's chunks of pixel tiles (tasks per panel): of at most chunk_tiles() tiles, as even as
   // possible (66 tiles: 14,13,13,13,13, not four of 16 and one of 2: the threads take whole
-  // tasks); where that leaves fewer tasks than threads (a 7x7 layer of 64 channels: one panel, 9
-  // tiles, one chunk), one per thread if the layer has kMinSplitMacs for each.
+  // tasks). Where that leaves fewer tasks than threads (a 7x7 layer of 64 channels: one panel, 9
+  // tiles, one chunk), one per thread if the layer has kMinSplitMacs for each; where it leaves a
+  // few tasks that the threads cannot share evenly (a 14x14 one: 33 tiles, 3 chunks, 2 for one
+  // thread and 1 for the other), as many more as make them a multiple of the threads.
   std::int64_t pixel_tile_chunks(int threads) const {
     const std::int64_t tiles = pixel_tile_count();
-    const std::int64_t chunks = (tiles + chunk_tiles() - 1) / chunk_tiles();
-    if (panels_ * chunks >= threads) return chunks;
-    const std::int64_t worth = std::min<std::int64_t>(threads, macs(1) / kMinSplitMacs);
-    return std::clamp((worth + panels_ - 1) / panels_, chunks, tiles);
+    std::int64_t chunks = (tiles + chunk_tiles() - 1) / chunk_tiles();
+    if (threads <= 1 || macs(1) / kMinSplitMacs < 2) return chunks;
+    if (panels_ * chunks < threads) {
+      const std::int64_t worth = std::min<std::int64_t>(threads, macs(1) / kMinSplitMacs);
+      chunks = std::max(chunks, (worth + panels_ - 1) / panels_);
+    }
+    if (panels_ * chunks < kMaxBalancedTasks * threads) {
+      while ((panels_ * chunks) % threads != 0 && chunks < tiles) ++chunks;
+    }
+    return std::min(chunks, tiles);
   }
   // The GEMM tiles read the input as u16 (KernelSet::input_widening); depthwise tiles never.
   bool widened_input() const { return kernels_.input_widening == 2 && !depthwise_; }
