@@ -158,8 +158,10 @@ TEST_P(DepthwiseConformance, LayersLargeEnoughForTwoThreads) {
       {80, 1, 61, 60, 3, 3, 2, 2, 1, 0, 1, 1, 0, false, 0},
       {40, 1, 40, 41, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0},
       {24, 2, 50, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
-      // Just above the two-thread threshold (MobileNetV2's 14x14x576 stride-2 layer, 254K).
+      // MobileNetV2's 14x14x576 stride-2 layer (254K), and one just above the two-thread
+      // threshold (56K).
       {576, 1, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0},
+      {32, 1, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
   };
   expect_rounds_exact(GetParam(), rng, shapes);
 }

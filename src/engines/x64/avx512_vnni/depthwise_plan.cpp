@@ -69,10 +69,11 @@ constexpr std::int64_t kTilePixels = 8;
 // Multiply-adds per thread below which a call uses fewer threads. A second thread costs the call
 // its hand-over and the lines the two cores share; since a call's chunks are one per thread
 // (chunks_per_thread), the stage's arrays are kept from call to call (kept_stage) and the pool's
-// helper no longer shares its caller's core (thread_pool.cpp), from about 0.2M it gains on an
-// AMD Zen 4: MobileNetV2's stride-2 layers 28x28x192 (338K) 6.0 -> 3.5 us on two threads and
-// 14x14x576 (254K) 5.2 -> 3.4 us, MobileNetV1's 14x14x512 (226K) 4.6 -> 3.0 us.
-constexpr std::int64_t kMinMacsPerThread = std::int64_t{100} << 10;
+// helper no longer shares its caller's core (thread_pool.cpp), it gains from about 50K on an AMD
+// Zen 4: MobileNetV2's stride-2 layers 28x28x192 (338K) 6.0 -> 3.5 us on two threads and
+// 14x14x576 (254K) 5.2 -> 3.4 us; 14x14x64 (112K) 1.84 -> 1.47 us, 7x7x256 (112K) 2.05 -> 1.48,
+// 7x7x128 (56K) 1.09 -> 0.94, 28x28x32 stride 2 (56K) 1.78 -> 1.31.
+constexpr std::int64_t kMinMacsPerThread = std::int64_t{24} << 10;
 
 // Input rows an NCHW slab transposes, at most (more when one output row alone reads more).
 constexpr std::int64_t kSlabInputBytes = std::int64_t{64} << 10;
