@@ -20,5 +20,18 @@ if(TARGET qconv-bench)
             --repeat 1 --json ${nchw_json})
   add_test(NAME bench_bad_option
     COMMAND ${CMAKE_COMMAND} -DEXPECT=2 -P ${expect_exit} -- $<TARGET_FILE:qconv-bench> --bogus)
-  set_tests_properties(bench_smoke bench_smoke_nchw bench_bad_option PROPERTIES LABELS bench TIMEOUT 60)
+  # A table of one's own (--table): the small layers' table, one layer on two threads, verified;
+  # a table with a column that is not a number is refused with exit status 2.
+  set(table_json ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_table.json)
+  add_test(NAME bench_table
+    COMMAND ${CMAKE_COMMAND} -DEXPECT=0 -DEXPECT_FILE=${table_json}
+            "-DEXPECT_FILE_REGEX=\"layer\": \"3x3 64->64 @7\".*\"verified\": \"exact\""
+            -P ${expect_exit} --
+            $<TARGET_FILE:qconv-bench> --table ${PROJECT_SOURCE_DIR}/tools/bench/small_layers.csv
+            "--layers=3x3 64->64 @7" --network late --threads 2 --repeat 1 --json ${table_json})
+  add_test(NAME bench_bad_table
+    COMMAND ${CMAKE_COMMAND} -DEXPECT=2 -P ${expect_exit} -- $<TARGET_FILE:qconv-bench>
+            --table ${CMAKE_CURRENT_LIST_DIR}/bench/bad_table.csv --repeat 1)
+  set_tests_properties(bench_smoke bench_smoke_nchw bench_bad_option bench_table bench_bad_table
+                       PROPERTIES LABELS bench TIMEOUT 60)
 endif()

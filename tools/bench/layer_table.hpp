@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,7 +25,14 @@ struct LayerRow {
   std::int64_t macs_batch1;  // multiply-accumulates of one image, as the table states them
 };
 
+// The table's rows: the compiled-in layers.csv, or the file load_layer_table read.
 std::span<const LayerRow> layer_rows();
+
+// Replaces the compiled-in table with the rows of a CSV file of layers.csv's columns, under the
+// same header (--table: a user's own layers, timed the same way). macs_batch1 may be left empty: it
+// is then computed from the geometry. Throws UsageError naming the file, the line and the column
+// of a row it cannot read.
+void load_layer_table(const std::string& path);
 
 // Network names in table order.
 std::vector<std::string_view> network_names();

@@ -186,6 +186,10 @@ int main(int argc, char** argv) {
       std::cout << usage();
       return 0;
     }
+    if (!options.table.empty()) {
+      load_layer_table(options.table);
+      if (!options.network_given) options.network = "all";  // a table of one's own: all of it
+    }
     rows = select_layers(options);
   } catch (const UsageError& e) {
     std::cerr << "qconv-bench: " << e.what() << "\nTry 'qconv-bench --help'.\n";

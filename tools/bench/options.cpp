@@ -68,6 +68,9 @@ u8 NHWC (zero point 128). Inputs, weights and scales are random from a fixed see
 Options:
   --network NAME      a network of the table, or "all" (default: resnet50)
   --layers A,B,...    only these layers (exact names as --list shows them)
+  --table FILE        time the layers of FILE instead of the built-in table (every network of
+                      it unless --network): a CSV with layers.csv's header and columns
+                      (macs_batch1 may be empty), e.g. tools/bench/small_layers.csv
   --batch N           images per run (default: 1)
   --threads N         threads per run, 0 = all hardware threads (default: 1)
   --repeat N          exactly N timed runs per layer, after one warm-up run
@@ -141,9 +144,14 @@ Options parse_options(std::span<const std::string_view> args) {
          options.layout = std::string(v);
        }},
       {"--clock-ghz", [&](auto o, auto v) { options.clock_ghz = parse_at_least(o, v, 0.001); }},
-      {"--json", [&](auto o, auto v) {
+      {"--json",
+       [&](auto o, auto v) {
          if (v.empty()) throw UsageError(std::string(o) + ": needs a file name");
          options.json_path = std::string(v);
+       }},
+      {"--table", [&](auto o, auto v) {
+         if (v.empty()) throw UsageError(std::string(o) + ": needs a file name");
+         options.table = std::string(v);
        }}};
   const std::map<std::string_view, std::function<void()>, std::less<>> flags = {
       {"--verify", [&] { options.verify = true; }},

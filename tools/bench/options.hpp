@@ -20,6 +20,7 @@ class UsageError : public std::runtime_error {
 
 struct Options {
   std::string network = "resnet50";  // a network of the table, or "all"
+  std::string table;                 // a CSV file of layers to use instead of layers.csv
   bool network_given = false;        // --list lists every network unless --network is given
   std::vector<std::string> layers;   // exact layer names; empty = every layer of the network(s)
   std::int64_t batch = 1;
