@@ -4,6 +4,7 @@
 #include <charconv>
 #include <deque>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -24,18 +25,19 @@ constexpr std::string_view kHeader =
     "stride_h,stride_w,pad_top,pad_bottom,pad_left,pad_right,count,macs_batch1";
 constexpr int kColumns = 18;
 
-// A table read by load_layer_table: its rows, the text their names view, and the file's name.
+// A table read by load_layer_table: its rows, the lines their names view, and the file's name.
+// Held by pointer: the views stay valid however the table is handed over.
 struct LoadedTable {
   std::vector<LayerRow> rows;
   std::deque<std::string> text;
   std::string name;
 };
-LoadedTable& loaded() {
-  static LoadedTable table;
+std::unique_ptr<LoadedTable>& loaded() {
+  static std::unique_ptr<LoadedTable> table;
   return table;
 }
 
-std::string table_name() { return loaded().rows.empty() ? "layers.csv" : loaded().name; }
+std::string table_name() { return loaded() ? loaded()->name : "layers.csv"; }
 
 std::string row_name(const LayerRow& row) {
   return std::string(row.network) + "/" + std::string(row.layer);
@@ -58,15 +60,15 @@ std::string column_name(int column) {
 }  // namespace
 
 std::span<const LayerRow> layer_rows() {
-  if (!loaded().rows.empty()) return loaded().rows;
+  if (loaded()) return loaded()->rows;
   return kRows;
 }
 
 void load_layer_table(const std::string& path) {
   std::ifstream file(path);
   if (!file) throw UsageError("--table " + path + ": cannot be read");
-  LoadedTable table;
-  table.name = path;
+  auto table = std::make_unique<LoadedTable>();
+  table->name = path;
   std::string line;
   int number = 0;
   bool header = false;
@@ -81,7 +83,7 @@ void load_layer_table(const std::string& path) {
       header = true;
       continue;
     }
-    const std::string& text = table.text.emplace_back(line);
+    const std::string& text = table->text.emplace_back(line);
     const std::vector<std::string_view> c = split_columns(text);
     if (c.size() != kColumns) {
       throw UsageError(where + ": " + std::to_string(c.size()) + " columns, " +
@@ -116,10 +118,10 @@ void load_layer_table(const std::string& path) {
     } else {
       row.macs_batch1 = number_at(17);
     }
-    table.rows.push_back(row);
+    table->rows.push_back(row);
   }
   if (!header) throw UsageError("--table " + path + ": empty (layers.csv's header and rows)");
-  if (table.rows.empty()) throw UsageError("--table " + path + ": a header and no rows");
+  if (table->rows.empty()) throw UsageError("--table " + path + ": a header and no rows");
   loaded() = std::move(table);
 }
 
