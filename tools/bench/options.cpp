@@ -36,6 +36,12 @@ T parse_at_least(std::string_view option, std::string_view text, T minimum) {
   return value;
 }
 
+// A file name option's value: any text but the empty one.
+std::string file_name(std::string_view option, std::string_view text) {
+  if (text.empty()) throw UsageError(std::string(option) + ": needs a file name");
+  return std::string(text);
+}
+
 std::vector<std::string> split_commas(std::string_view option, std::string_view text) {
   std::vector<std::string> parts;
   std::size_t begin = 0;
@@ -144,15 +150,8 @@ Options parse_options(std::span<const std::string_view> args) {
          options.layout = std::string(v);
        }},
       {"--clock-ghz", [&](auto o, auto v) { options.clock_ghz = parse_at_least(o, v, 0.001); }},
-      {"--json",
-       [&](auto o, auto v) {
-         if (v.empty()) throw UsageError(std::string(o) + ": needs a file name");
-         options.json_path = std::string(v);
-       }},
-      {"--table", [&](auto o, auto v) {
-         if (v.empty()) throw UsageError(std::string(o) + ": needs a file name");
-         options.table = std::string(v);
-       }}};
+      {"--json", [&](auto o, auto v) { options.json_path = file_name(o, v); }},
+      {"--table", [&](auto o, auto v) { options.table = file_name(o, v); }}};
   const std::map<std::string_view, std::function<void()>, std::less<>> flags = {
       {"--verify", [&] { options.verify = true; }},
       {"--no-verify", [&] { options.verify = false; }},
