@@ -582,6 +582,82 @@ TEST_P(EngineConformance, FirstLayersOnInterleavedRows) {
   }
 }
 
+// First layers whose kernel rows the vpdpbusd engines read in place from a padded copy of the
+// input (kernel-row runs: each kernel row's kw·C bytes in whole K steps, the steps' bytes past them
+// meeting zero weights), against the reference, and the im2col gather where a weight zero point,
+// a column dilation or (avx512_vnni) the extra steps rule them out: 1 to 7 channels (rows of 3 to
+// 21 bytes, ragged last steps reading the copy's added columns at the right edge of the last
+// image), 3x3, 5x5, 7x7, 1x5 and 3x1 kernels, strides 1 to 3, a row dilation, asymmetric, zero and
+// wide padding, output channels of one to three panels with tails (1, 17, 24, 40, 130), outputs
+// 1 to 70 wide, batch 2, NCHW input or output, every scheme and output dtype, u8 and s8 inputs and
+// weights, zero points at both ends, 1 and 2 threads.
+TEST_P(EngineConformance, FirstLayersOnKernelRowRuns) {
+  const bool flat_runs = GetParam() == "avx512_vnni" || GetParam() == "avx2";
+  Rng rng(53);
+  struct Shape {
+    std::int64_t c, o, h, w, kh, kw, stride, top, bottom, left, right;
+    std::int64_t dilation_h = 1, dilation_w = 1;
+    bool on_avx512 = true;  // kernel-row runs on avx512_vnni, its weights symmetric (avx2: always)
+  };
+  const Shape shapes[] = {
+      {3, 16, 17, 19, 3, 3, 1, 1, 1, 1, 1},
+      {3, 32, 9, 70, 3, 3, 2, 1, 1, 1, 1, 1, 1, false},  // 35 wide, 9 steps against 7
+      {1, 40, 15, 31, 3, 3, 1, 1, 1, 1, 1},
+      {2, 24, 13, 22, 5, 5, 1, 2, 2, 2, 2},
+      {4, 130, 11, 45, 3, 3, 2, 1, 0, 1, 0},
+      {3, 64, 23, 29, 7, 7, 2, 3, 3, 3, 3},
+      {3, 17, 12, 20, 3, 3, 3, 1, 1, 1, 1},
+      {3, 24, 15, 21, 3, 3, 1, 2, 2, 1, 1, 2, 1},
+      {3, 16, 15, 21, 3, 3, 1, 1, 1, 2, 2, 1, 2, false},  // a column dilation: im2col
+      {2, 20, 15, 31, 1, 5, 2, 0, 0, 2, 2},
+      {5, 1, 9, 13, 3, 3, 1, 1, 1, 1, 1},
+      {7, 33, 10, 11, 3, 3, 1, 0, 1, 1, 0},
+      {3, 8, 5, 1, 3, 3, 1, 1, 1, 1, 1},
+      {3, 16, 10, 10, 3, 3, 1, 0, 0, 0, 0},
+      {3, 16, 8, 8, 3, 3, 1, 3, 3, 3, 3},
+      {6, 16, 9, 9, 3, 1, 1, 1, 1, 0, 0},
+  };
+  int round = 0;
+  for (const Shape& s : shapes) {
+    for (const SchemeKind scheme : test::kEveryScheme) {
+      const RandomProblemOptions opt = scheme_round_options(scheme, round);
+      const bool symmetric = round % 4 != 3;
+      RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, 3, s.stride, 0, round % 3 == 0 ? 2 : 1, 1,
+                                 symmetric, opt);
+      ProblemDesc d = rc.desc;
+      d.kernel_h = s.kh;
+      d.kernel_w = s.kw;
+      d.dilation_h = s.dilation_h;
+      d.dilation_w = s.dilation_w;
+      d.pad_top = s.top;
+      d.pad_bottom = s.bottom;
+      d.pad_left = s.left;
+      d.pad_right = s.right;
+      if (round % 5 == 4) d.input_layout = Layout::NCHW;
+      if (round % 7 == 5) d.output_layout = Layout::NCHW;
+      rc = with_output_dtype(rng, test::random_case_for(rng, d),
+                             std::array{DType::u8, DType::s8, DType::s32}[round % 3], round);
+      std::string failure, described;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure << " (round " << round << ")";
+      const Problem problem(rc.desc);
+      bool symmetric_weights = true;
+      for (std::int64_t o = 0; o < s.o; ++o) {
+        symmetric_weights = symmetric_weights && problem.weight_zero_point(o) ==
+                                                     (rc.desc.weight_dtype == DType::u8 ? 128 : 0);
+      }
+      const bool runs =
+          symmetric_weights && s.dilation_w == 1 && (GetParam() == "avx2" || s.on_avx512);
+      if (flat_runs && described.find("(flat runs") != std::string::npos) {
+        EXPECT_EQ(described.find("kernel-row runs") != std::string::npos, runs)
+            << described << " (round " << round << ")";
+      }
+      ++round;
+    }
+  }
+}
+
 // First layers with NCHW input and output, which the avx512_vnni engine runs on the planes where
 // they lie (CPUs with VBMI: pixels in lanes, each input plane's kernel-row bytes permuted once a
 // slot for every output channel): 1 to 4 input channels, 3x3, 5x5 on one channel (10 entries of 4

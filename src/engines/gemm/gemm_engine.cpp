@@ -120,6 +120,13 @@ void split_tiles(std::int64_t begin, std::int64_t end, bool amx, int max_rows,
 
 enum class Path : std::uint8_t { flat, rows, im2col };
 
+// A flat run's kernel rows (FlatRun::kernel_rows): their count and the bytes from one to the next
+// (as in the unwidened input).
+struct KernelRows {
+  std::int32_t count = 1;
+  std::int64_t row_bytes = 0;
+};
+
 class GemmKernel final : public PreparedKernel {
  public:
   // `amx`: run blocks of 16 and 32 pixels on AMX tiles where the problem allows (a u8 input whose
@@ -256,6 +263,8 @@ class GemmKernel final : public PreparedKernel {
     }
     steps_ = depthwise_ ? 1 : (path_ == Path::im2col ? im2col_stride() : tap_bytes_ + 3) / 4;
     taps_ = path_ == Path::im2col ? 1 : d.kernel_h * d.kernel_w;
+    kernel_row_runs_ = kernel_row_runs(problem, kernels);
+    if (kernel_row_runs_) steps_ = d.kernel_h * kernel_row_steps();
 
     // On AMX a padded layer runs on a copy of the input with its padding filled with the zero
     // point: every pixel then has every tap, and a row of pixels is one block. (Skipping padded
@@ -270,6 +279,11 @@ class GemmKernel final : public PreparedKernel {
     }
     padded_copy_ = amx_ && path_ == Path::rows && !transposed_ &&
                    (d.pad_top != 0 || d.pad_bottom != 0 || d.pad_left != 0 || d.pad_right != 0);
+    // Kernel-row runs read whole K steps: up to 3 bytes past a row's last window, in columns of
+    // the copy added for them (the weights there are zero).
+    const std::int64_t past_windows =
+        kernel_row_runs_ ? 4 * kernel_row_steps() - d.kernel_w * channels_ : 0;
+    padded_copy_ = padded_copy_ || kernel_row_runs_;
     if (placed_) {  // the placed input: output size plus the kernel's span
       in_h_ = out_h_ + (d.kernel_h - 1) * d.dilation_h;
       in_w_ = out_w_ + (d.kernel_w - 1) * d.dilation_w;
@@ -277,7 +291,7 @@ class GemmKernel final : public PreparedKernel {
     }
     if (padded_copy_) {
       in_h_ = d.in_height + d.pad_top + d.pad_bottom;
-      in_w_ = d.in_width + d.pad_left + d.pad_right;
+      in_w_ = d.in_width + d.pad_left + d.pad_right + (past_windows + channels_ - 1) / channels_;
       pad_top_ = pad_left_ = 0;
     }
     pack(problem, weights);
@@ -419,6 +433,12 @@ class GemmKernel final : public PreparedKernel {
         if (d.stride_w != d.stride_h) out << "x" << d.stride_w;
         break;
       case Path::im2col:
+        if (kernel_row_runs_) {
+          out << "gemm " << tile << " k" << d.kernel_h << "x" << d.kernel_w << " s" << d.stride_h
+              << " (kernel-row runs: " << d.kernel_h << " runs of " << 4 * kernel_row_steps()
+              << " bytes read in place from a padded copy, no im2col)";
+          break;
+        }
         out << "im2col+gemm " << tile << " K=" << tap_bytes_ << " k" << d.kernel_h << "x"
             << d.kernel_w;
         break;
@@ -536,8 +556,8 @@ class GemmKernel final : public PreparedKernel {
     }
     const std::int32_t* pixel_sums =
         pixel_window_sums_ && path_ != Path::im2col ? sum_input_pixels(ctx) : nullptr;
-    // im2col widens each gathered run instead
-    if (widened_input() && path_ != Path::im2col && !widened_in_transpose) {
+    // im2col widens each gathered run instead (kernel-row runs read the padded copy: widened)
+    if (widened_input() && (path_ != Path::im2col || kernel_row_runs_) && !widened_in_transpose) {
       ctx.input = widened_copy(static_cast<const std::uint8_t*>(ctx.input),
                                walked_pixels(call.batch) * pixel_bytes_, call.threads, widen_);
     }
@@ -725,7 +745,10 @@ class GemmKernel final : public PreparedKernel {
       for (std::int64_t c = 0; c < group_in_; ++c) {
         for (std::int64_t tap = 0; tap < d.kernel_h * d.kernel_w; ++tap) {
           const std::int64_t t = path_ == Path::im2col ? 0 : source_tap(tap);
-          const std::int64_t k = path_ == Path::im2col ? tap * channels_ + c : c;
+          std::int64_t k = path_ == Path::im2col ? tap * channels_ + c : c;
+          if (kernel_row_runs_) {  // kernel row r's run starts a step of its own
+            k = tap / d.kernel_w * 4 * kernel_row_steps() + tap % d.kernel_w * channels_ + c;
+          }
           const auto stored = static_cast<std::uint8_t>(
               panel[t * steps_ * lanes * 4 + (k / 4) * lanes * 4 + k % 4]);
           out[i++] = static_cast<std::byte>(static_cast<std::uint8_t>(stored + shift_));
@@ -868,6 +891,22 @@ class GemmKernel final : public PreparedKernel {
       std::copy_n(slot_values.begin() + first, kLaneBlock, values);
       if (!in_place) copy_in_tap_order(weights, values, copies.data());
       std::int8_t* panel = packed_.data() + panel_offsets_[p] + lane * 4;
+      if (kernel_row_runs_) {  // kernel row r's kw·C values in steps of their own, after row r −
+                               // 1's
+        const std::int64_t row_values = d.kernel_w * channels_, row_steps = kernel_row_steps();
+        std::uint32_t row_sums[kLaneBlock];
+        for (std::int64_t r = 0; r < d.kernel_h; ++r) {
+          const std::uint8_t* rows[kLaneBlock];
+          for (int l = 0; l < kLaneBlock; ++l) {
+            rows[l] = values[l] == nullptr ? unused.data() : values[l] + r * row_values;
+          }
+          pack_lane_block(rows, row_values, row_steps, flip, panel + r * row_steps * stride, stride,
+                          {zero_points_.data() + first, row_sums, abs_sums.data() + first});
+          for (int l = 0; l < kLaneBlock; ++l)
+            sums[static_cast<std::size_t>(first + l)] += row_sums[l];
+        }
+        continue;
+      }
       for (std::int64_t t = 0; t < taps; ++t) {
         const std::int64_t source = im2col ? 0 : source_tap(t) * group_in_;
         const std::uint8_t* rows[kLaneBlock];
@@ -1329,6 +1368,15 @@ class GemmKernel final : public PreparedKernel {
     const std::int64_t n = row / out_h_;
     const std::int64_t y = row % out_h_;
     const std::int64_t first_pixel = (n * out_h_ + y) * out_w_;
+    if (kernel_row_runs_) {  // the output row's pixels as one flat run, from the padded copy
+      const auto& d = problem_.desc();
+      const std::int64_t line = in_w_ * channels_;
+      run_flat(pr, flat_runs_[static_cast<std::size_t>(pr.vectors)],
+               static_cast<const std::uint8_t*>(pr.ctx.input), (n * in_h_ + y * d.stride_h) * line,
+               d.stride_w * channels_, first_pixel, out_w_, nullptr, 0,
+               {static_cast<std::int32_t>(d.kernel_h), d.dilation_h * line});
+      return;
+    }
     if (path_ == Path::im2col) {
       // Windows of a run of tiles gathered at once, so that the stores have left before the tiles
       // read them back.
@@ -1551,6 +1599,40 @@ class GemmKernel final : public PreparedKernel {
     if (!amx_) return round_up(tap_bytes_, 4);
     return tap_bytes_ <= 32 ? 32 : round_up(tap_bytes_, 64);
   }
+  // Whether a first layer runs as kernel-row runs: its windows' kernel rows read in place from a
+  // padded copy of the input, each row's kw·C bytes from their first one in whole K steps (the
+  // weights zero past them), instead of gathering each pixel's window into a row (im2col). Its
+  // K steps are kh·ceil(kw·C / 4) against im2col's ceil(kh·kw·C / 4), but nothing is gathered:
+  // the gather cost as much as the multiplies of a 3x3 layer of 3 channels into 16 (per output
+  // row of 32 pixels, its borders' and set-up's fixed costs). Not with a weight zero point (the
+  // steps' bytes past a row would count in its window sums) nor a row dilation (rows not
+  // contiguous); every panel width must have flat runs (K within kFlatRunFullPanelBelowK).
+  bool kernel_row_runs(const Problem& problem, const KernelSet& kernels) const {
+    const auto& d = problem.desc();
+    if (path_ != Path::im2col || amx_ || kernels.flat_run == nullptr || d.dilation_w != 1 ||
+        d.kernel_h * kernel_row_steps() * 4 >= kFlatRunFullPanelBelowK ||
+        d.kernel_h * kernel_row_steps() > kMaxKernelRowSteps) {
+      return false;
+    }
+    for (int v = 1; v <= 4; ++v) {  // a flat run for every panel width, this stage and dtype
+      if (kernels.flat_run(d.scheme.kind, d.output_dtype, v) == nullptr) return false;
+    }
+    const std::int32_t middle = d.weight_dtype == DType::u8 ? 128 : 0;
+    for (std::int64_t o = 0; o < d.out_channels; ++o) {
+      if (problem.weight_zero_point(o) != middle) return false;
+    }
+    // Where they multiply more than a fifth more (3 channels, 3x3: 9 steps against 7), only
+    // where the gather costs the more: a kernel set that widens what it gathers, one vector of
+    // output channels (each gathered window feeds few multiplies), outputs up to 32 wide (the
+    // gather's fixed costs per output row). Measured on an AMD Zen 4 (avx512_vnni, against
+    // im2col): ResNet-50's 7x7/s2 0.93x the time; 3x3/s2 3 -> 32 at 224x224 1.10x (so left to
+    // im2col), 3 -> 64 at 64x64 1.05x; 3 -> 16 at 32x32 0.79x; 1 -> 32 at 28x28 0.62x.
+    const std::int64_t im2col_steps = (d.kernel_h * d.kernel_w * channels_ + 3) / 4;
+    return 5 * d.kernel_h * kernel_row_steps() <= 6 * im2col_steps || kernels.input_widening == 2 ||
+           d.out_channels <= 16 || problem.out_width() <= 32;
+  }
+  // K steps of one kernel row's run (kernel-row runs).
+  std::int64_t kernel_row_steps() const { return (problem_.desc().kernel_w * channels_ + 3) / 4; }
   // The K bytes of an AMX block's tile loads: 64 where a tap's bytes allow, else 32.
   std::int32_t amx_chunk() const { return amx_tap_bytes() % 64 == 0 ? 64 : 32; }
   // Bytes an AMX block reads per tap and row: a tap's, or (row runs) a kernel row's.
@@ -1559,7 +1641,10 @@ class GemmKernel final : public PreparedKernel {
   }
   // Bytes of input a tap reads per row, as the kernels see them (an im2col row: its whole stride,
   // zeros after the window).
-  std::int64_t tap_stride() const { return path_ == Path::im2col ? im2col_stride() : tap_bytes_; }
+  std::int64_t tap_stride() const {
+    if (kernel_row_runs_) return steps_ * 4;
+    return path_ == Path::im2col ? im2col_stride() : tap_bytes_;
+  }
 
  public:
   static bool im2col_fits(std::int64_t bytes) { return round_up(bytes, 4) <= kMaxIm2colBytes; }
@@ -1582,15 +1667,18 @@ class GemmKernel final : public PreparedKernel {
   // pattern 0; a transposed layer's phase runs, one per phase).
   // A flat run of `pixels` rows of `row_bytes` bytes, the first at byte `offset` of `rows` (offsets
   // and strides as in the unwidened input: a widened copy's are twice them).
+  // kernel_rows: a first layer's kernel rows (kernel-row runs).
   void run_flat(const PanelRun& pr, FlatRunKernel run, const std::uint8_t* rows,
                 std::int64_t offset, std::int64_t row_bytes, std::int64_t first_pixel,
-                std::int64_t pixels, const std::int32_t* window_sums,
-                std::int64_t pattern = 0) const {
+                std::int64_t pixels, const std::int32_t* window_sums, std::int64_t pattern = 0,
+                KernelRows kernel_rows = {}) const {
     const std::size_t element = element_size(problem_.desc().output_dtype);
     const std::int64_t tap = pattern_taps_[static_cast<std::size_t>(pattern)].first;
     // An im2col row is zero from its window's end to a multiple of 4 bytes (and the weights past
     // K are 0): its last K step reads whole, no masked load for the window's last 1 to 3 bytes.
-    const std::int64_t channels = path_ == Path::im2col ? round_up(tap_bytes_, 4) : tap_bytes_;
+    // A kernel-row run's last step reads the next pixel's bytes (or the copy's added columns).
+    std::int64_t channels = path_ == Path::im2col ? round_up(tap_bytes_, 4) : tap_bytes_;
+    if (kernel_row_runs_) channels = 4 * kernel_row_steps();
     const std::int64_t widening = widened_input() ? 2 : 1;
     run({rows + widening * (offset + pr.input_offset), widening * row_bytes,
          static_cast<std::int32_t>(pixels), static_cast<std::int32_t>(channels),
@@ -1604,7 +1692,8 @@ class GemmKernel final : public PreparedKernel {
          static_cast<std::byte*>(pr.ctx.output) +
              static_cast<std::size_t>(first_pixel * out_channels_ + pr.first_channel) * element,
          out_channels_ * column_step_, window_sums, zero_points_.data() + pr.panel * kPanelWidth,
-         uniform_zero_point_, pr.saturated_high},
+         uniform_zero_point_, pr.saturated_high, kernel_rows.count,
+         widening * kernel_rows.row_bytes},
         pr.stage);
   }
 
@@ -1831,6 +1920,7 @@ class GemmKernel final : public PreparedKernel {
   // row its offset from a window origin and its first packed K step. With a weight zero point
   // the pixel sums are those runs' sums, for the runs windows start (sum_input_pixels).
   bool row_runs_ = false;
+  bool kernel_row_runs_ = false;  // kernel_row_runs()
   std::vector<std::int64_t> row_run_offsets_, row_run_steps_;
   std::vector<std::int64_t> row_run_sums_;  // per kernel row: its run's sum from a window's
   // The input geometry the tiles walk: the problem's, or its padded copy's (no padding left).

@@ -269,14 +269,14 @@ inline std::int64_t in_lane_stage_ints(std::int64_t channels) {
 }
 
 // A run of consecutive output pixels of a 1x1, stride-1, unpadded layer (the planner's flat path)
-// or of a first layer's gathered windows (im2col) times one panel: register tiles whose exact sums
-// go through the output stage in registers, straight to the output, in one call for the whole run
-// (a tile per call and its sums stored and read back by an epilogue cost more than the
-// multiplies where K is small). Pixel p reads `channels` bytes at input + p · pixel_bytes. The
-// sums are exact once a weight zero point's zw'·Σx is taken off (window_sums): no AMX terms.
-// A kernel set with input_widening 2 reads the planner's widened copy: `input` and `pixel_bytes`
-// are then in that copy's bytes (two per value), and the values after a pixel's last channel are
-// the next pixel's or the copy's zeros (they meet zero weights).
+// or of a first layer's gathered windows (im2col) or kernel rows (kernel_rows) times one panel:
+// register tiles whose exact sums go through the output stage in registers, straight to the output,
+// in one call for the whole run (a tile per call and its sums stored and read back by an epilogue
+// cost more than the multiplies where K is small). Pixel p reads `channels` bytes at input + p ·
+// pixel_bytes. The sums are exact once a weight zero point's zw'·Σx is taken off (window_sums): no
+// AMX terms. A kernel set with input_widening 2 reads the planner's widened copy: `input` and
+// `pixel_bytes` are then in that copy's bytes (two per value), and the values after a pixel's last
+// channel are the next pixel's or the copy's zeros (they meet zero weights).
 struct FlatRun {
   const std::uint8_t* input;  // pixel 0, at the panel's group's first input channel
   std::int64_t pixel_bytes;   // bytes from one pixel to the next
@@ -298,7 +298,15 @@ struct FlatRun {
   bool uniform_weight_zero_point;
   // fbgemm: the packs to bytes may stand for the stage's high clamp (narrowing_saturates_high).
   bool saturated_high;
+  // A first layer's kernel rows read in place from a padded copy, no im2col (gemm_engine.cpp:
+  // kernel-row runs): pixel p's input is kernel_rows runs of `channels` bytes, run r at
+  // input + p · pixel_bytes + r · kernel_row_bytes, the weights' steps of run r after those of run
+  // r − 1. 1 (and 0) elsewhere.
+  std::int32_t kernel_rows;
+  std::int64_t kernel_row_bytes;
 };
+// A flat run's kernel rows have at most this many K steps in all.
+inline constexpr std::int32_t kMaxKernelRowSteps = 256;
 using FlatRunKernel = void (*)(const FlatRun&, const StageView&);
 
 // A block of up to 64 consecutive pixels of one image of a 1x1, stride-1, unpadded layer whose

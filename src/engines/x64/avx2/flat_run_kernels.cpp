@@ -38,20 +38,24 @@ template <int kVectors, int kHalves, int kActive>
     for (int i = 0; i < kActive; ++i) acc[i][h] = start;
   }
   // Every step whole: the values past the last channel (the next pixel's, or the widened copy's
-  // zeros after it) meet zero weights.
+  // zeros after it) meet zero weights. A first layer's kernel rows (FlatRun::kernel_rows) one
+  // after the other, their weights' steps in the same order.
   const std::int32_t steps = (run.channels + 3) / 4;
   const std::int8_t* w = run.weights + j * 2 * kHalf;
-  for (std::int32_t k = 0; k < steps; ++k) {
-    typename Dot::Weights weights[kHalves];
+  for (std::int32_t r = 0; r < run.kernel_rows; ++r) {
+    const std::int64_t offset = r * run.kernel_row_bytes;
+    for (std::int32_t k = 0; k < steps; ++k) {
+      typename Dot::Weights weights[kHalves];
 #pragma GCC unroll 2
-    for (int h = 0; h < kHalves; ++h) weights[h] = Dot::weights(w + h * kHalf);
+      for (int h = 0; h < kHalves; ++h) weights[h] = Dot::weights(w + h * kHalf);
 #pragma GCC unroll 4
-    for (int i = 0; i < kActive; ++i) {
-      const typename Dot::Input x = Dot::input(row[i] + 4 * Dot::kInputWidening * k);
+      for (int i = 0; i < kActive; ++i) {
+        const typename Dot::Input x = Dot::input(row[i] + offset + 4 * Dot::kInputWidening * k);
 #pragma GCC unroll 2
-      for (int h = 0; h < kHalves; ++h) acc[i][h] = Dot::add(acc[i][h], x, weights[h]);
+        for (int h = 0; h < kHalves; ++h) acc[i][h] = Dot::add(acc[i][h], x, weights[h]);
+      }
+      w += kStepBytes;
     }
-    w += kStepBytes;
   }
 }
 

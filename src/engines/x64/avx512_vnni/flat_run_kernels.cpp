@@ -63,8 +63,11 @@ template <int kRows, int kVectors>
 // bound, so the stage skips that clamp (row_stores::saturated_low, FlatRun::saturated_high).
 // kHalfLast: the panel's channels end in the first 8 lanes of its last vector, which its
 // multiplies compute alone (register_tile::add_tap).
+// kKernelRows: a first layer's kernel rows (FlatRun::kernel_rows), their K steps read at offsets
+// listed once per call; an instantiation of its own, so that the 1x1 layers' loop keeps its
+// registers (in one function with the other, its accumulators went to the stack).
 template <SchemeKind K, DType D, int kVectors, bool kSaturatedLow, bool kSaturatedHigh,
-          bool kHalfLast>
+          bool kHalfLast, bool kKernelRows>
 void flat_run(const FlatRun& run, const StageView& s) {
   // The walk in locals. The stage and the input zero point are read from memory once per tile,
   // after its multiplies: the output stores may alias them, so the compiler cannot hoist their
@@ -80,6 +83,15 @@ void flat_run(const FlatRun& run, const StageView& s) {
   const std::int64_t channel = run.channel;
   void* const output = run.output;
   const std::int64_t output_stride = run.output_stride;
+  // A first layer's kernel rows: each K step's input offset from its pixel's first byte, steps
+  // whole (channels a multiple of 4).
+  const std::int32_t kernel_steps = kKernelRows ? run.kernel_rows * (channels / 4) : 0;
+  std::int64_t step_offsets[kKernelRows ? gemm::kMaxKernelRowSteps : 1];
+  for (std::int32_t r = 0, k = 0; k < kernel_steps; ++r) {
+    for (std::int32_t q = 0; q < channels / 4; ++q) {
+      step_offsets[k++] = r * run.kernel_row_bytes + 4 * q;
+    }
+  }
   constexpr int kRows = kFlatRows<K, kVectors>;
   constexpr bool kOnWords = row_stores::kZeroPointOnWords<K, D, kVectors>;
   for (std::int32_t first = 0; first < pixels; first += kRows) {
@@ -100,7 +112,12 @@ void flat_run(const FlatRun& run, const StageView& s) {
     const std::int32_t* tile_sums = zero_point_sums;
     asm("" : "+r"(tile_sums));
     register_tile::start(acc, tile_sums, run.input_zero_point);
-    register_tile::add_tap<kRows, kVectors, kHalfLast>(acc, row, weights, channels);
+    if constexpr (!kKernelRows) {
+      register_tile::add_tap<kRows, kVectors, kHalfLast>(acc, row, weights, channels);
+    } else {
+      register_tile::add_steps_at<kRows, kVectors, kHalfLast>(acc, row, weights, step_offsets,
+                                                              kernel_steps);
+    }
     if (run.window_sums != nullptr) take_window_sums(acc, run, first, rows);
     // Nor may the compiler move the stage's loads up above the multiplies (no store between).
     asm volatile("" ::: "memory");
@@ -125,10 +142,10 @@ void flat_run(const FlatRun& run, const StageView& s) {
   }
 }
 
-template <SchemeKind K, DType D, int kVectors, bool kHalfLast>
+template <SchemeKind K, DType D, int kVectors, bool kHalfLast, bool kKernelRows = false>
 void flat_run_by_range(const FlatRun& f, const StageView& s) {
   row_stores::by_saturation<K, D>(s, f.saturated_high, [&]<bool kLow, bool kHigh>() {
-    flat_run<K, D, kVectors, kLow, kHigh, kHalfLast>(f, s);
+    flat_run<K, D, kVectors, kLow, kHigh, kHalfLast, kKernelRows>(f, s);
   });
 }
 
@@ -137,6 +154,8 @@ void flat_run_by_range(const FlatRun& f, const StageView& s) {
 // AMD Zen 4.
 template <SchemeKind K, DType D, int kVectors>
 void flat_run_by_width(const FlatRun& f, const StageView& s) {
+  // A first layer's kernel rows: all of the last vector (first layers seldom end in half of one).
+  if (f.kernel_rows > 1) return flat_run_by_range<K, D, kVectors, false, true>(f, s);
   if constexpr (kEveryKernelVariant) {
     if (f.output_channels <= 16 * (kVectors - 1) + 8) {
       return flat_run_by_range<K, D, kVectors, true>(f, s);

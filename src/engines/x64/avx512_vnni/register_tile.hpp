@@ -107,4 +107,27 @@ template <int kRows, int kVectors, bool kHalfLast = false>
   }
 }
 
+// acc += `steps` K steps whose input dwords lie at row[i] + offsets[k], against their weights `w`,
+// [step][kVectors · 16][4] s8: a first layer's kernel rows one after the other
+// (gemm::FlatRun::kernel_rows) in one loop, none of them a few steps long with the rows' pointers
+// made anew before it (a 3x3 layer of 3 channels: 3 steps a kernel row).
+template <int kRows, int kVectors, bool kHalfLast = false>
+[[gnu::always_inline]] inline void add_steps_at(__m512i (&acc)[kRows][kVectors],
+                                                const std::uint8_t* const (&row)[kRows],
+                                                const std::int8_t* w, const std::int64_t* offsets,
+                                                std::int32_t steps) {
+  constexpr std::int64_t kStepBytes = std::int64_t{kVectors} * 64;
+  for (std::int32_t k = 0; k < steps; ++k) {
+    __m512i wv[kVectors];
+    load_step<kVectors, kHalfLast>(w, wv);
+    const std::int64_t offset = offsets[k];
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; ++i) {
+      const __m512i b = _mm512_set1_epi32(static_cast<int>(load_u32(row[i] + offset)));
+      add_row<kVectors, kHalfLast>(acc[i], b, wv);
+    }
+    w += kStepBytes;
+  }
+}
+
 }  // namespace qconv::detail::avx512_vnni::register_tile
