@@ -124,6 +124,23 @@ void flat_run(const FlatRun& run, const StageView& s) {
     const StageView stage = s;
     const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(stage.zero_point));
     std::int64_t out_at = first * output_stride;  // row i's first element, a step per row
+    if constexpr (kVectors == 1 && D != DType::s32 && kRows % 4 == 0) {  // 4 rows a store
+      const stage_lanes::Lanes at = stage_lanes::Lanes::load<K>(stage, channel);
+#pragma GCC unroll 4
+      for (int i = 0; i < kRows; i += 4) {
+        if (i >= rows) break;
+        __m512i r[4];
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) {  // rows past the tile's repeat its last pixel's sums
+          r[q] =
+              stage_lanes::apply<K>(acc[i + q][0], at, stage, kSaturatedLow, true, kSaturatedHigh);
+        }
+        row_stores::store_four_rows<D>(output, out_at, output_stride, output_channels,
+                                       rows - i < 4 ? rows - i : 4, r);
+        out_at += 4 * output_stride;
+      }
+      continue;
+    }
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i) {
       if (i >= rows) break;
