@@ -891,8 +891,7 @@ class GemmKernel final : public PreparedKernel {
       std::copy_n(slot_values.begin() + first, kLaneBlock, values);
       if (!in_place) copy_in_tap_order(weights, values, copies.data());
       std::int8_t* panel = packed_.data() + panel_offsets_[p] + lane * 4;
-      if (kernel_row_runs_) {  // kernel row r's kw·C values in steps of their own, after row r −
-                               // 1's
+      if (kernel_row_runs_) {  // each kernel row's kw·C values in steps of their own, in order
         const std::int64_t row_values = d.kernel_w * channels_, row_steps = kernel_row_steps();
         std::uint32_t row_sums[kLaneBlock];
         for (std::int64_t r = 0; r < d.kernel_h; ++r) {
@@ -1605,8 +1604,9 @@ class GemmKernel final : public PreparedKernel {
   // K steps are kh·ceil(kw·C / 4) against im2col's ceil(kh·kw·C / 4), but nothing is gathered:
   // the gather cost as much as the multiplies of a 3x3 layer of 3 channels into 16 (per output
   // row of 32 pixels, its borders' and set-up's fixed costs). Not with a weight zero point (the
-  // steps' bytes past a row would count in its window sums) nor a row dilation (rows not
-  // contiguous); every panel width must have flat runs (K within kFlatRunFullPanelBelowK).
+  // steps' bytes past a row would count in its window sums) nor a column dilation (a kernel row's
+  // taps not contiguous); every panel width must have flat runs (K within
+  // kFlatRunFullPanelBelowK).
   bool kernel_row_runs(const Problem& problem, const KernelSet& kernels) const {
     const auto& d = problem.desc();
     if (path_ != Path::im2col || amx_ || kernels.flat_run == nullptr || d.dilation_w != 1 ||
