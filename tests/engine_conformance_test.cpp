@@ -582,33 +582,36 @@ TEST_P(EngineConformance, FirstLayersOnInterleavedRows) {
   }
 }
 
-// First layers whose kernel rows the vpdpbusd engines read in place from a padded copy of the
-// input (kernel-row runs: each kernel row's kw·C bytes in whole K steps, the steps' bytes past them
-// meeting zero weights), against the reference, and the im2col gather where a weight zero point,
-// a column dilation or (avx512_vnni) the extra steps rule them out: 1 to 7 channels (rows of 3 to
-// 21 bytes, ragged last steps reading the copy's added columns at the right edge of the last
-// image), 3x3, 5x5, 7x7, 1x5 and 3x1 kernels, strides 1 to 3, a row dilation, asymmetric, zero and
-// wide padding, output channels of one to three panels with tails (1, 17, 24, 40, 130), outputs
-// 1 to 70 wide, batch 2, NCHW input or output, every scheme and output dtype, u8 and s8 inputs and
+// Layers whose kernel rows the vpdpbusd engines read in place from a padded copy of the input
+// (kernel-row runs: each kernel row's kw·C bytes in whole K steps, the steps' bytes past them
+// meeting zero weights), against the reference: first layers of 1 to 7 channels, where they stand
+// in for the im2col gather (which stays where a weight zero point, a column dilation or, on
+// avx512_vnni, the extra steps rule them out), and layers of 8 to 31 channels, where they stand in
+// for the tap tiles (which stay for wide channels, narrow outputs and the rest): rows of 3 to 93
+// bytes, ragged last steps reading the copy's added columns at the right edge of the last image,
+// 3x3, 5x5, 7x7, 1x5 and 3x1 kernels, strides 1 to 3, a row dilation, asymmetric, zero and wide
+// padding, output channels of one to three panels with tails (1, 17, 24, 40, 130), outputs 1 to
+// 70 wide, batch 2, NCHW input or output, every scheme and output dtype, u8 and s8 inputs and
 // weights, zero points at both ends, 1 and 2 threads.
-TEST_P(EngineConformance, FirstLayersOnKernelRowRuns) {
+TEST_P(EngineConformance, LayersOnKernelRowRuns) {
   const bool flat_runs = GetParam() == "avx512_vnni" || GetParam() == "avx2";
   Rng rng(53);
+  enum class Runs { both, avx2, neither };  // where the layer runs as kernel-row runs
   struct Shape {
     std::int64_t c, o, h, w, kh, kw, stride, top, bottom, left, right;
     std::int64_t dilation_h = 1, dilation_w = 1;
-    bool on_avx512 = true;  // kernel-row runs on avx512_vnni, its weights symmetric (avx2: always)
+    Runs runs = Runs::both;  // with symmetric weights
   };
   const Shape shapes[] = {
       {3, 16, 17, 19, 3, 3, 1, 1, 1, 1, 1},
-      {3, 32, 9, 70, 3, 3, 2, 1, 1, 1, 1, 1, 1, false},  // 35 wide, 9 steps against 7
+      {3, 32, 9, 70, 3, 3, 2, 1, 1, 1, 1, 1, 1, Runs::avx2},  // 35 wide, 9 steps against 7
       {1, 40, 15, 31, 3, 3, 1, 1, 1, 1, 1},
       {2, 24, 13, 22, 5, 5, 1, 2, 2, 2, 2},
       {4, 130, 11, 45, 3, 3, 2, 1, 0, 1, 0},
       {3, 64, 23, 29, 7, 7, 2, 3, 3, 3, 3},
       {3, 17, 12, 20, 3, 3, 3, 1, 1, 1, 1},
       {3, 24, 15, 21, 3, 3, 1, 2, 2, 1, 1, 2, 1},
-      {3, 16, 15, 21, 3, 3, 1, 1, 1, 2, 2, 1, 2, false},  // a column dilation: im2col
+      {3, 16, 15, 21, 3, 3, 1, 1, 1, 2, 2, 1, 2, Runs::neither},  // a column dilation: im2col
       {2, 20, 15, 31, 1, 5, 2, 0, 0, 2, 2},
       {5, 1, 9, 13, 3, 3, 1, 1, 1, 1, 1},
       {7, 33, 10, 11, 3, 3, 1, 0, 1, 1, 0},
@@ -616,6 +619,17 @@ TEST_P(EngineConformance, FirstLayersOnKernelRowRuns) {
       {3, 16, 10, 10, 3, 3, 1, 0, 0, 0, 0},
       {3, 16, 8, 8, 3, 3, 1, 3, 3, 3, 3},
       {6, 16, 9, 9, 3, 1, 1, 1, 1, 0, 0},
+      // 8 to 31 channels: below 16 any output; to 31 with up to 32 output channels, 28 wide.
+      {8, 16, 12, 15, 3, 3, 1, 1, 1, 1, 1},
+      {10, 130, 9, 11, 3, 3, 1, 1, 0, 0, 1},
+      {13, 24, 14, 9, 5, 5, 2, 2, 2, 2, 2},
+      {12, 17, 11, 13, 3, 3, 1, 2, 2, 1, 1, 2, 1},
+      {20, 32, 7, 29, 3, 3, 1, 1, 1, 1, 1},
+      {31, 8, 5, 57, 3, 3, 2, 1, 1, 1, 1},
+      {16, 40, 7, 29, 3, 3, 1, 1, 1, 1, 1, 1, 1, Runs::neither},  // 40 output channels
+      {24, 16, 9, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, Runs::neither},  // 14 wide
+      {32, 16, 5, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, Runs::neither},  // 32 channels
+      {9, 16, 9, 13, 3, 3, 1, 1, 1, 2, 2, 1, 2, Runs::neither},   // a column dilation
   };
   int round = 0;
   for (const Shape& s : shapes) {
@@ -647,9 +661,13 @@ TEST_P(EngineConformance, FirstLayersOnKernelRowRuns) {
         symmetric_weights = symmetric_weights && problem.weight_zero_point(o) ==
                                                      (rc.desc.weight_dtype == DType::u8 ? 128 : 0);
       }
-      const bool runs =
-          symmetric_weights && s.dilation_w == 1 && (GetParam() == "avx2" || s.on_avx512);
-      if (flat_runs && described.find("(flat runs") != std::string::npos) {
+      // Flat runs take every stage but a requantizing scheme's s32 output (the scalar stage's).
+      const bool vector_stage =
+          rc.desc.output_dtype != DType::s32 || rc.desc.scheme.kind == SchemeKind::int32;
+      const bool runs = symmetric_weights && vector_stage &&
+                        (s.runs == Runs::both || (s.runs == Runs::avx2 && GetParam() == "avx2"));
+      // (NCHW in and out of up to 4 channels: the planes, NchwFirstLayersOnPlanes.)
+      if (flat_runs && described.find("conv_planes") == std::string::npos) {
         EXPECT_EQ(described.find("kernel-row runs") != std::string::npos, runs)
             << described << " (round " << round << ")";
       }

@@ -171,6 +171,8 @@ class GemmKernel final : public PreparedKernel {
     placed_ = transposed_ && !phased_ && !flipped_convolution(problem);
     stride_h_ = transposed_ ? 1 : d.stride_h;
     stride_w_ = transposed_ ? 1 : d.stride_w;
+    // AMX blocks take a weight zero point's window sums from sum_pixels (kernel_set.hpp).
+    const bool amx_kernels = amx && kernels.amx_block != nullptr && kernels.sum_pixels != nullptr;
     if (depthwise_ || transposed_) {
       path_ = Path::rows;
     } else if (one_by_one && d.pad_top == 0 && d.pad_bottom == 0 && d.pad_left == 0 &&
@@ -178,6 +180,9 @@ class GemmKernel final : public PreparedKernel {
       path_ = Path::flat;
     } else if (channels_ < kIm2colBelowChannels && !one_by_one && d.groups == 1) {
       path_ = Path::im2col;
+    } else if (!one_by_one && d.groups == 1 && !amx_kernels &&
+               kernel_rows_beat_taps(problem, kernels)) {
+      path_ = Path::im2col;  // as kernel-row runs (kernel_row_runs())
     } else {
       path_ = Path::rows;
     }
@@ -191,8 +196,6 @@ class GemmKernel final : public PreparedKernel {
     // pixels are padded with zeros to the next multiple (at most 1.5 times the bytes: 96, 144,
     // 160 channels...), their weights being zero there too.
     const bool chunks_of_32 = channels_ % 32 == 0 && (channels_ < 64 || d.out_channels <= 128);
-    // AMX blocks take a weight zero point's window sums from sum_pixels (kernel_set.hpp).
-    const bool amx_kernels = amx && kernels.amx_block != nullptr && kernels.sum_pixels != nullptr;
     channel_padded_ = amx_kernels && path_ != Path::im2col && d.groups == 1 && !depthwise_ &&
                       channels_ >= 64 && channels_ % 64 != 0 && !chunks_of_32 &&
                       2 * round_up(channels_, 64) <= 3 * channels_;
@@ -1609,18 +1612,9 @@ class GemmKernel final : public PreparedKernel {
   // kFlatRunFullPanelBelowK).
   bool kernel_row_runs(const Problem& problem, const KernelSet& kernels) const {
     const auto& d = problem.desc();
-    if (path_ != Path::im2col || amx_ || kernels.flat_run == nullptr || d.dilation_w != 1 ||
-        d.kernel_h * kernel_row_steps() * 4 >= kFlatRunFullPanelBelowK ||
-        d.kernel_h * kernel_row_steps() > kMaxKernelRowSteps) {
-      return false;
-    }
-    for (int v = 1; v <= 4; ++v) {  // a flat run for every panel width, this stage and dtype
-      if (kernels.flat_run(d.scheme.kind, d.output_dtype, v) == nullptr) return false;
-    }
-    const std::int32_t middle = d.weight_dtype == DType::u8 ? 128 : 0;
-    for (std::int64_t o = 0; o < d.out_channels; ++o) {
-      if (problem.weight_zero_point(o) != middle) return false;
-    }
+    if (path_ != Path::im2col || amx_ || !kernel_row_runs_allowed(problem, kernels)) return false;
+    // A layer of 8 or more channels is on this path as kernel-row runs (kernel_rows_beat_taps).
+    if (channels_ >= kIm2colBelowChannels) return true;
     // Where they multiply more than a fifth more (3 channels, 3x3: 9 steps against 7), only
     // where the gather costs the more: a kernel set that widens what it gathers, one vector of
     // output channels (each gathered window feeds few multiplies), outputs up to 32 wide (the
@@ -1630,6 +1624,39 @@ class GemmKernel final : public PreparedKernel {
     const std::int64_t im2col_steps = (d.kernel_h * d.kernel_w * channels_ + 3) / 4;
     return 5 * d.kernel_h * kernel_row_steps() <= 6 * im2col_steps || kernels.input_widening == 2 ||
            d.out_channels <= 16 || problem.out_width() <= 32;
+  }
+  // Whether the layer may run as kernel-row runs at all (the vpdpbusd engines; for the reasons
+  // above): a flat run for every panel width (this stage and dtype) and K within them, no weight
+  // zero point, no column dilation.
+  bool kernel_row_runs_allowed(const Problem& problem, const KernelSet& kernels) const {
+    const auto& d = problem.desc();
+    if (kernels.flat_run == nullptr || d.dilation_w != 1 ||
+        d.kernel_h * kernel_row_steps() * 4 >= kFlatRunFullPanelBelowK ||
+        d.kernel_h * kernel_row_steps() > kMaxKernelRowSteps) {
+      return false;
+    }
+    for (int v = 1; v <= 4; ++v) {
+      if (kernels.flat_run(d.scheme.kind, d.output_dtype, v) == nullptr) return false;
+    }
+    const std::int32_t middle = d.weight_dtype == DType::u8 ? 128 : 0;
+    for (std::int64_t o = 0; o < d.out_channels; ++o) {
+      if (problem.weight_zero_point(o) != middle) return false;
+    }
+    return true;
+  }
+  // Whether a k x k layer of 8 or more input channels runs as kernel-row runs instead of the
+  // implicit GEMM's tap tiles: with few channels those tiles' taps are a K step or two each, their
+  // fixed costs and the epilogue's pass over their stored sums most of the time, where a flat run
+  // takes each kernel row's kw·C bytes in one run (never more K steps than the taps' C/4 each) and
+  // the output stage from the registers. Below 16 channels, and up to 31 with up to 32 output
+  // channels where an output row is 28 pixels or more (narrower ones run the tap tiles across rows
+  // as pixel tiles, which do better). On an AMD Zen 4 (avx512_vnni, against the tap tiles):
+  // 3x3 8 -> 16 at 56x56 0.47x the time, 8 -> 128 0.80-0.86x, 10 -> 16 at 64x64 0.54x, 16 -> 16
+  // at 56x56 0.75x, 24 -> 16 0.83x; 16 -> 32 at 14x14 1.40x, 32 -> 32 at 56x56 stride 2 1.06x.
+  bool kernel_rows_beat_taps(const Problem& problem, const KernelSet& kernels) const {
+    const auto& d = problem.desc();
+    if (channels_ >= 32 || !kernel_row_runs_allowed(problem, kernels)) return false;
+    return channels_ < 16 || (d.out_channels <= 32 && problem.out_width() >= 28);
   }
   // K steps of one kernel row's run (kernel-row runs).
   std::int64_t kernel_row_steps() const { return (problem_.desc().kernel_w * channels_ + 3) / 4; }
