@@ -395,13 +395,14 @@ TEST_P(DepthwiseConformance, DTypesAndZeroPoints) {
 }
 
 // Every scheme to every output dtype on each tile layout of the kernel: the compile-time schedules
-// (3x3 stride 1 with rows in pairs, 3x3 stride 2, a transposed 4x4 stride 2's 2 taps per phase)
-// and the general one (5x5, dilation), on 64-lane blocks that are full, partly filled (40 or 36
-// channels: vectors past the channels must write nothing) or followed by 32- and 16-lane blocks,
-// with multipliers. Each scheme's output stage runs on the accumulators there, and s32 outputs put
-// the 64-lane blocks' lanes back in channel order. On avx2 every pair with a vector stage (all to
-// u8 and s8; int32 to s32) takes the depthwise tiles that apply it from the registers (multiplier
-// 1: with 2, groups of 1 input and 2 output channels run on grouped tiles).
+// (3x3 stride 1 with rows in pairs, 3x3 stride 2, a transposed 4x4 stride 2's 2 taps per phase,
+// 5x5 at strides 1 and 2) and the general one (7x7, dilation), on 64-lane blocks that are full,
+// partly filled (40 or 36 channels: vectors past the channels must write nothing) or followed by
+// 32- and 16-lane blocks, with multipliers. Each scheme's output stage runs on the accumulators
+// there, and s32 outputs put the 64-lane blocks' lanes back in channel order. On avx2 every pair
+// with a vector stage (all to u8 and s8; int32 to s32) takes the depthwise tiles that apply it from
+// the registers (multiplier 1: with 2, groups of 1 input and 2 output channels run on grouped
+// tiles).
 TEST_P(DepthwiseConformance, EveryOutputStageOnEveryTileLayout) {
   Rng rng(11);
   const Geometry shapes[] = {
@@ -411,6 +412,8 @@ TEST_P(DepthwiseConformance, EveryOutputStageOnEveryTileLayout) {
       {96, 1, 5, 9, 4, 4, 2, 2, 1, 1, 1, 1, 1, true, 0},
       {20, 2, 5, 10, 3, 3, 1, 1, 1, 1, 1, 0, 2, false, 0},
       {150, 1, 6, 7, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0},
+      {72, 1, 9, 11, 5, 5, 2, 2, 1, 2, 1, 2, 1, false, 0},
+      {40, 1, 8, 9, 7, 7, 1, 1, 1, 3, 3, 3, 3, false, 0},
       {64, 1, 7, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, false, 0},
   };
   for (const Geometry& g : shapes) {
