@@ -389,6 +389,45 @@ TEST_P(EngineConformance, FlatRunsEverySchemeDtypeAndTail) {
   }
 }
 
+// Grouped 1x1 layers whose groups have 32 output channels or more: each group a panel of its own on
+// flat runs (the output stage from the registers), where groups of 16 or fewer share panels on
+// grouped tiles; every scheme and output dtype, weight zero points (per-group pixel sums), stride 2
+// (a dense copy), batch 2, NCHW, 1 and 2 threads, against the reference.
+TEST_P(EngineConformance, GroupedOneByOneOnFlatRunsPerGroup) {
+  Rng rng(59);
+  struct Shape {
+    std::int64_t c, o, h, w, groups, stride;
+    bool own_panels;  // on avx512_vnni and avx2, with a vector stage
+  };
+  const Shape shapes[] = {
+      {256, 256, 5, 7, 8, 1, true}, {96, 96, 3, 9, 3, 1, true},  {128, 96, 4, 4, 2, 2, true},
+      {64, 128, 6, 5, 2, 1, true},  {64, 64, 4, 7, 4, 1, false},
+  };
+  int round = 0;
+  for (const Shape& s : shapes) {
+    for (const SchemeKind scheme : test::kEveryScheme) {
+      for (const DType output : {DType::u8, DType::s32}) {
+        if (scheme == SchemeKind::int32 && output != DType::s32) continue;
+        RandomCase rc = fixed_case(rng, s.c, s.o, s.h, s.w, 1, s.stride, 0, round % 3 == 0 ? 2 : 1,
+                                   s.groups, round % 2 == 0, scheme_round_options(scheme, round));
+        ProblemDesc d = rc.desc;
+        if (round % 5 == 4) d.input_layout = d.output_layout = Layout::NCHW;
+        rc = with_output_dtype(rng, test::random_case_for(rng, d), output, round);
+        std::string failure, described;
+        ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
+            << "declined " << Problem(rc.desc).summary();
+        ASSERT_TRUE(failure.empty()) << failure << " (round " << round << ")";
+        const bool vector_stage =
+            rc.desc.output_dtype != DType::s32 || rc.desc.scheme.kind == SchemeKind::int32;
+        if ((GetParam() == "avx512_vnni" || GetParam() == "avx2") && vector_stage) {
+          EXPECT_EQ(described.find("per panel") == std::string::npos, s.own_panels) << described;
+        }
+        ++round;
+      }
+    }
+  }
+}
+
 // In-lane grouped tiles (4, 8 and 16 channels per group) through the output stage from the
 // registers on avx512_vnni: every scheme and output dtype (s32 from a requantizing scheme: sums and
 // the scalar stage), tiles shorter than a register chunk (a 2x2 output: sums in lane order and
