@@ -631,7 +631,8 @@ TEST_P(EngineConformance, FirstLayersOnInterleavedRows) {
 // 3x3, 5x5, 7x7, 1x5 and 3x1 kernels, strides 1 to 3, a row dilation, asymmetric, zero and wide
 // padding, output channels of one to three panels with tails (1, 17, 24, 40, 130), outputs 1 to
 // 70 wide, batch 2, NCHW input or output, every scheme and output dtype, u8 and s8 inputs and
-// weights, zero points at both ends, 1 and 2 threads.
+// weights, zero points at both ends, 1 and 2 threads; a file of the plan loads into the same
+// results.
 TEST_P(EngineConformance, LayersOnKernelRowRuns) {
   const bool flat_runs = GetParam() == "avx512_vnni" || GetParam() == "avx2";
   Rng rng(53);
@@ -709,6 +710,13 @@ TEST_P(EngineConformance, LayersOnKernelRowRuns) {
       if (flat_runs && described.find("conv_planes") == std::string::npos) {
         EXPECT_EQ(described.find("kernel-row runs") != std::string::npos, runs)
             << described << " (round " << round << ")";
+      }
+      // A file holds the layer's weights in canonical order (read back from the runs' packing)
+      // and loads into a plan that computes the same.
+      if (runs && round % 3 == 0) {
+        const Plan plan = Plan::prepare(problem, rc.weight_view(), PrepareOptions{GetParam()});
+        const Plan loaded = deserialize(serialize(plan, SaveOptions{true}));
+        EXPECT_EQ(run(rc, loaded, 1), run(rc, plan, 1)) << loaded.describe();
       }
       ++round;
     }
