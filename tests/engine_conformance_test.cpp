@@ -205,6 +205,12 @@ RandomCase with_output_dtype(Rng& rng, const RandomCase& rc, DType output, int r
   return test::random_case_for(rng, d);
 }
 
+// Whether the fast engines apply d's output stage in vectors (flat runs and fused tiles take it):
+// every stage but a requantizing scheme's s32 output, which the scalar stage computes.
+bool vector_output_stage(const ProblemDesc& d) {
+  return d.output_dtype != DType::s32 || d.scheme.kind == SchemeKind::int32;
+}
+
 // Options for round `round` of a test that runs every scheme over fixed shapes: the scheme, and
 // the input and weight dtypes in turn (u8 and s8 each, every pairing in 4 rounds).
 RandomProblemOptions scheme_and_dtypes(SchemeKind scheme, int round) {
@@ -417,9 +423,7 @@ TEST_P(EngineConformance, GroupedOneByOneOnFlatRunsPerGroup) {
         ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
             << "declined " << Problem(rc.desc).summary();
         ASSERT_TRUE(failure.empty()) << failure << " (round " << round << ")";
-        const bool vector_stage =
-            rc.desc.output_dtype != DType::s32 || rc.desc.scheme.kind == SchemeKind::int32;
-        if ((GetParam() == "avx512_vnni" || GetParam() == "avx2") && vector_stage) {
+        if ((GetParam() == "avx512_vnni" || GetParam() == "avx2") && vector_output_stage(rc.desc)) {
           EXPECT_EQ(described.find("per panel") == std::string::npos, s.own_panels) << described;
         }
         ++round;
@@ -701,10 +705,7 @@ TEST_P(EngineConformance, LayersOnKernelRowRuns) {
         symmetric_weights = symmetric_weights && problem.weight_zero_point(o) ==
                                                      (rc.desc.weight_dtype == DType::u8 ? 128 : 0);
       }
-      // Flat runs take every stage but a requantizing scheme's s32 output (the scalar stage's).
-      const bool vector_stage =
-          rc.desc.output_dtype != DType::s32 || rc.desc.scheme.kind == SchemeKind::int32;
-      const bool runs = symmetric_weights && vector_stage &&
+      const bool runs = symmetric_weights && vector_output_stage(rc.desc) &&
                         (s.runs == Runs::both || (s.runs == Runs::avx2 && GetParam() == "avx2"));
       // (NCHW in and out of up to 4 channels: the planes, NchwFirstLayersOnPlanes.)
       if (flat_runs && described.find("conv_planes") == std::string::npos) {

@@ -226,7 +226,7 @@ class GemmKernel final : public PreparedKernel {
     // runs, the output stage from the registers: on an AMD Zen 4, 256 -> 256 in 8 groups at 28x28
     // 0.73x the time of grouped tiles two groups to a panel, 128 -> 128 in 4 at 56x56 0.75x, 1024
     // -> 1024 in 32 at 7x7 0.73x; of 16 channels the grouped tiles stay ahead, 29 against 36 us.)
-    const bool flat_group_panels = path_ == Path::flat && group_out_ >= 32 &&
+    const bool flat_group_panels = path_ == Path::flat && group_out_ == 32 &&
                                    kernels.flat_run != nullptr &&
                                    kernels.flat_run(d.scheme.kind, d.output_dtype, 2) != nullptr;
     if (kernels.grouped_tile != nullptr && !depthwise_ && groups_ > 1 && !amx_ &&
