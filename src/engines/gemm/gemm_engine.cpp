@@ -229,9 +229,37 @@ class GemmKernel final : public PreparedKernel {
     const bool flat_group_panels = path_ == Path::flat && group_out_ == 32 &&
                                    kernels.flat_run != nullptr &&
                                    kernels.flat_run(d.scheme.kind, d.output_dtype, 2) != nullptr;
+    // A width that does not divide 64 shares panels (as many whole groups as fit, the lanes past
+    // them idle) where its vectors' lanes are in at most two groups each (two_groups_fit: 13-15
+    // and 17-31 channels), that leaves fewer lanes idle than a group's own vectors would (by an
+    // eighth of them or more: 17-24 channels), and the kernel set has tiles for that; not for a
+    // 1x1 layer, whose flat runs do more than the grouped tiles with the same lanes, nor with a
+    // weight zero point, whose window sums a panel of one group takes from whole pixels' sums
+    // (in the tiles, a multiply more per vector: as slow as before, 72 -> 72 in 3 groups at
+    // 56x56 11 % slower). On an AMD Zen 4, 3x3, 240 -> 240 in 10 groups at 28x28: a group per
+    // panel (2 vectors, 24 lanes of 32 used) 282 us, 0.72x oneDNN's speed; two a panel gathered
+    // (a vpermd per multiply) 383 us; two_groups (3 vectors, all used) 228 us, 0.90x; 576 ->
+    // 576 in 24 at 14x14 169 -> 134 us; 160 -> 160 in 8 at 28x28 (20 lanes of 32; 60 of 64)
+    // 199 -> 135 us; groups of 28 (28 of 32; 56 of 64) 257 -> 284 us. (Groups of 12 gathered, 5
+    // a panel: 46 against 61 us, but not every kernel set's gathered tiles take a width that does
+    // not divide 64.)
+    const auto lanes_a_group = [&](std::int64_t per_panel) {
+      return static_cast<double>(round_up(per_panel * group_out_, 16)) / per_panel;
+    };
+    const std::int32_t weight_shift = d.weight_dtype == DType::u8 ? 128 : 0;
+    bool symmetric_weights = true;
+    for (std::int64_t o = 0; o < d.out_channels; ++o) {
+      symmetric_weights = symmetric_weights && problem.weight_zero_point(o) == weight_shift;
+    }
+    const bool two_groups = kPanelWidth % group_out_ != 0 && path_ != Path::flat &&
+                            symmetric_weights && two_groups_fit() &&
+                            8 * lanes_a_group(kPanelWidth / group_out_) <= 7 * lanes_a_group(1) &&
+                            kernels.grouped_tile != nullptr &&
+                            kernels.grouped_tile(1, 4, false, GroupedLanes::two_groups) != nullptr;
     if (kernels.grouped_tile != nullptr && !depthwise_ && groups_ > 1 && !amx_ &&
-        !flat_group_panels && group_out_ < kGroupedTileBelow && kPanelWidth % group_out_ == 0 &&
-        group_in_ % 4 == 0 && group_in_ <= group_out_) {
+        !flat_group_panels && group_out_ < kGroupedTileBelow &&
+        (kPanelWidth % group_out_ == 0 || two_groups) && group_in_ % 4 == 0 &&
+        group_in_ <= group_out_) {
       groups_per_panel_ = std::min<std::int64_t>(kPanelWidth / group_out_, groups_);
       for (std::int64_t l = 0; l < kPanelWidth; ++l) {
         lane_dwords_[static_cast<std::size_t>(l)] =
@@ -264,6 +292,8 @@ class GemmKernel final : public PreparedKernel {
         grouped_lanes_ = GroupedLanes::four_groups_of_8;
       } else if (group_out_ % 16 == 0 && has(GroupedLanes::one_group)) {
         grouped_lanes_ = GroupedLanes::one_group;
+      } else if (two_groups) {
+        grouped_lanes_ = GroupedLanes::two_groups;
       }
     }
     // How the input is widened for the tiles (input_widening 2): in the grouped tiles' order where
@@ -477,8 +507,12 @@ class GemmKernel final : public PreparedKernel {
     if (compact_copy_) out << " (strided pixels copied densely)";
     if (groups_per_panel_ > 1) {
       static constexpr const char* kLanes[] = {
-          "gathered", "one group per vector", "four groups per vector",
-          "groups in 128-bit lanes, one load per row", "four groups per pair of vectors"};
+          "gathered",
+          "one group per vector",
+          "four groups per vector",
+          "groups in 128-bit lanes, one load per row",
+          "four groups per pair of vectors",
+          "two groups a vector at most, one broadcast per vector"};
       out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel, "
           << kLanes[static_cast<int>(grouped_lanes_)]
           << (in_lane_output_ != nullptr ? ", output stage from the registers" : "") << ")";
@@ -702,6 +736,24 @@ class GemmKernel final : public PreparedKernel {
   std::int64_t source_tap(std::int64_t t) const {
     const auto& d = problem_.desc();
     return transposed_ ? d.kernel_h * d.kernel_w - 1 - t : t;
+  }
+
+  // Whether groups of group_out_ channels side by side in channel order, as many whole ones as
+  // fit a panel, leave every vector's lanes in at most two groups, the second the next vector's
+  // first (GroupedLanes::two_groups). Lanes past the panel's groups do not count.
+  bool two_groups_fit() const {
+    const std::int64_t per_panel = kPanelWidth / group_out_, width = per_panel * group_out_;
+    if (per_panel < 2) return false;
+    for (std::int64_t first = 0; first < width; first += 16) {
+      const std::int64_t last = std::min(first + 16, width) - 1;
+      const std::int64_t groups = last / group_out_ - first / group_out_ + 1;
+      if (groups > 2) return false;
+      // A second group is read from the next vector's broadcast: it must start that vector.
+      if (groups == 2 && (first + 16 >= width || (first + 16) / group_out_ != last / group_out_)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // Output channel o's panel, lane in it, and slot (panel * 64 + lane).

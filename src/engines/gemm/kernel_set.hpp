@@ -132,6 +132,12 @@ enum class GroupedLanes : std::uint8_t {
   // output 4·(j % 2) + l / 4 of group 4q + l % 4, so that a K step's (x0, x1) and (x2, x3) pairs
   // of the 4 groups, side by side in the widened copy, are two 16-byte broadcasts for all lanes.
   four_groups_of_8,
+  // Groups of a width that does not divide 64 (13-15 or 17-31 channels), side by side in
+  // channel order: each vector's lanes are in at most two groups, the second (from a lane on) the
+  // next vector's first, so a row's K step is a broadcast of each vector's first group's dword,
+  // and a vector with a second group takes those lanes from the next one's broadcast (one blend).
+  // Symmetric weights only (no window sums).
+  two_groups,
 };
 
 // AMX (Intel's tile registers): blocks of 16 or 32 output pixels x 64 (or 32) output channels,
