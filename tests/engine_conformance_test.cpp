@@ -432,21 +432,23 @@ TEST_P(EngineConformance, GroupedOneByOneOnFlatRunsPerGroup) {
   }
 }
 
-// In-lane grouped tiles (4, 8 and 16 channels per group) through the output stage from the
-// registers on avx512_vnni: every scheme and output dtype (s32 from a requantizing scheme: sums and
-// the scalar stage), tiles shorter than a register chunk (a 2x2 output: sums in lane order and
-// the epilogue), tiles whose last chunk overlaps the one before (7, 11 and 13 pixels), tiles of
-// several chunks, border pixels, stride 2, batch > 1, zero points at both ends, u8 and s8 inputs
-// and weights, 1 and 2 threads.
-TEST_P(EngineConformance, InLaneGroupsEverySchemeDtypeAndTileLength) {
+// Grouped tiles through the output stage from the registers on avx512_vnni, in-lane (4, 8 and 16
+// channels per group) and two groups a vector (24: 3 vectors, vectors 0 and 1 starting in one
+// group; 20: 4 vectors, each its own): every scheme and output dtype (s32 from a requantizing
+// scheme: sums and the scalar stage), tiles shorter than a register chunk (a 2x2 output: sums in
+// lane order and the epilogue), tiles whose last chunk overlaps the one before (7, 11 and 13
+// pixels), tiles of several chunks, a last panel of fewer groups (the epilogue), border pixels,
+// stride 2, batch > 1, zero points at both ends, u8 and s8 inputs and weights, 1 and 2 threads.
+TEST_P(EngineConformance, GroupedTilesThroughTheStageEverySchemeDtypeAndTileLength) {
   Rng rng(29);
   struct Shape {
     std::int64_t groups, per_group, h, w, stride, batch;
   };
   const Shape shapes[] = {
-      {32, 4, 2, 2, 1, 1}, {16, 8, 4, 4, 2, 2},  {16, 16, 2, 2, 1, 1},
-      {32, 4, 1, 7, 1, 2}, {16, 8, 1, 11, 1, 1}, {16, 16, 1, 13, 1, 1},
-      {32, 4, 9, 9, 1, 1}, {16, 8, 11, 7, 2, 1}, {16, 16, 7, 9, 1, 2},
+      {32, 4, 2, 2, 1, 1},  {16, 8, 4, 4, 2, 2},   {16, 16, 2, 2, 1, 1}, {32, 4, 1, 7, 1, 2},
+      {16, 8, 1, 11, 1, 1}, {16, 16, 1, 13, 1, 1}, {32, 4, 9, 9, 1, 1},  {16, 8, 11, 7, 2, 1},
+      {16, 16, 7, 9, 1, 2}, {10, 24, 2, 2, 1, 1},  {10, 24, 1, 7, 1, 2}, {5, 24, 3, 13, 1, 1},
+      {6, 20, 9, 9, 1, 2},  {7, 20, 1, 11, 1, 1},  {6, 20, 11, 7, 2, 1},
   };
   int round = 0, from_registers = 0;
   for (const Shape& s : shapes) {
@@ -471,7 +473,7 @@ TEST_P(EngineConformance, InLaneGroupsEverySchemeDtypeAndTileLength) {
     }
   }
   std::cout << "[ conformance ] " << GetParam() << ": " << from_registers << " of " << round
-            << " problems on in-lane tiles through the stage from the registers\n";
+            << " problems on grouped tiles through the stage from the registers\n";
   if (GetParam() == "avx512_vnni") {
     EXPECT_GT(from_registers, round / 2);
   }

@@ -389,6 +389,11 @@ class GemmKernel final : public PreparedKernel {
             kernels.in_lane_output_tile(static_cast<int>(group_in_), d.scheme.kind, d.output_dtype);
       }
     }
+    // two_groups tiles (symmetric weights: no correction) likewise, in channel order.
+    if (groups_per_panel_ > 1 && grouped_lanes_ == GroupedLanes::two_groups && !amx_ &&
+        kernels.grouped_output_tile != nullptr) {
+      grouped_output_ = kernels.grouped_output_tile(d.scheme.kind, d.output_dtype);
+    }
     // Flat runs (KernelSet::flat_run) where every pixel's input follows the last (a 1x1 layer's
     // pixels, or an im2col run's gathered windows) and the sums need no correction but a weight
     // zero point's from whole pixels' sums: no AMX blocks (their terms), no depthwise tiles, no
@@ -515,7 +520,10 @@ class GemmKernel final : public PreparedKernel {
           "two groups a vector at most, one broadcast per vector"};
       out << " (" << groups_per_panel_ << " groups of " << group_out_ << " per panel, "
           << kLanes[static_cast<int>(grouped_lanes_)]
-          << (in_lane_output_ != nullptr ? ", output stage from the registers" : "") << ")";
+          << (in_lane_output_ != nullptr || grouped_output_ != nullptr
+                  ? ", output stage from the registers"
+                  : "")
+          << ")";
     }
     if (needs_window_sums_) out << " (weight zero point: window sums)";
     out << " (register tile " << kernels_.tile << ")";
@@ -1868,6 +1876,10 @@ class GemmKernel final : public PreparedKernel {
                         pr.lane_stage);
         return;
       }
+      if (grouped_output_ != nullptr) {  // through the stage from the registers
+        grouped_output_(tile, tile_output(pr, acc, rows, first_pixel, nullptr, nullptr), pr.stage);
+        return;
+      }
       kernels_.grouped_tile(rows, pr.vectors, needs_window_sums_, grouped_lanes_)(tile);
       sums = nullptr;  // the grouped tile took zw'·Σx off itself
     } else {
@@ -2057,7 +2069,8 @@ class GemmKernel final : public PreparedKernel {
   EpilogueKernel epilogue_ = nullptr;
   DepthwiseOutputKernel depthwise_output_ = nullptr;  // depthwise tiles through the stage, or null
   EpilogueKernel in_lane_epilogue_ = nullptr;         // in-lane grouped tiles' (lane order)
-  InLaneOutputKernel in_lane_output_ = nullptr;       // the same tiles' stage from the registers
+  InLaneOutputKernel in_lane_output_ = nullptr;
+  InLaneOutputKernel grouped_output_ = nullptr;  // two_groups tiles, KernelSet::grouped_output_tile
   const std::uint64_t serial_ = new_stage_deriver();  // for the in-lane tiles' kept_stage
   std::unique_ptr<NchwFlatPlan> nchw_flat_;  // both tensors NCHW around a 1x1 layer, or null
   std::unique_ptr<NchwDepthwisePlan> nchw_depthwise_;  // both NCHW around a depthwise one, or null

@@ -48,13 +48,16 @@ inline __m512i constant_term(const GemmTile& t, int at) {
 // a broadcast per vector would make the loads, not the multiplies, the bound. kPairs of
 // two_groups (22 to 31 channels a group, two to a panel): vectors 2j and 2j + 1 start in one
 // group, and only the odd ones reach into the next pair's.
+// The sums, in acc (in the tile's lane order), are left in registers: grouped_rows stores them,
+// two_groups_output_rows takes them through the output stage.
 template <int kRows, int kVectors, bool kWindowSums, GroupedLanes kLanes, bool kPairs>
-void grouped_rows(const GroupedTile& g, int first) {
+[[gnu::always_inline]] inline void grouped_sums(const GroupedTile& g, int first,
+                                                __m512i (&acc)[kRows][kVectors]) {
   static_assert(!kPairs || (kLanes == GroupedLanes::one_group && kVectors % 2 == 0) ||
                 (kLanes == GroupedLanes::two_groups && kVectors >= 2));
   static_assert(!kWindowSums || kLanes != GroupedLanes::two_groups);
   const GemmTile& t = g.gemm;
-  __m512i lanes[kVectors], acc[kRows][kVectors], sums[kRows][kVectors];
+  __m512i lanes[kVectors], sums[kRows][kVectors];
   // one_group, two_groups: the first byte of each vector's (first) group.
   std::int32_t group_byte[kVectors];
   // two_groups: the lanes of vector j in the next vector's first group.
@@ -139,18 +142,31 @@ void grouped_rows(const GroupedTile& g, int first) {
     }
   }
 
+  if constexpr (kWindowSums) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) {
+      const __m512i zw = _mm512_loadu_si512(g.zero_points + 16 * j);
+#pragma GCC unroll 8
+      for (int i = 0; i < kRows; ++i) {
+        acc[i][j] = _mm512_sub_epi32(acc[i][j], _mm512_mullo_epi32(zw, sums[i][j]));
+      }
+    }
+  }
+}
+
+template <int kRows, int kVectors, bool kWindowSums, GroupedLanes kLanes, bool kPairs>
+void grouped_rows(const GroupedTile& g, int first) {
+  __m512i acc[kRows][kVectors];
+  grouped_sums<kRows, kVectors, kWindowSums, kLanes, kPairs>(g, first, acc);
 #pragma GCC unroll 4
   for (int j = 0; j < kVectors; ++j) {
-    const __m512i zw =
-        kWindowSums ? _mm512_loadu_si512(g.zero_points + 16 * j) : _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int i = 0; i < kRows; ++i) {
       __m512i sum = acc[i][j];
-      if constexpr (kWindowSums) sum = _mm512_sub_epi32(sum, _mm512_mullo_epi32(zw, sums[i][j]));
       if constexpr (kLanes == GroupedLanes::four_groups) {
         sum = _mm512_permutexvar_epi32(channel_order_of_four_groups(), sum);
       }
-      _mm512_store_si512(t.acc + (first + i) * 64 + j * 16, sum);
+      _mm512_store_si512(g.gemm.acc + (first + i) * 64 + j * 16, sum);
     }
   }
 }
@@ -523,6 +539,75 @@ void in_lane_output_by_range(const GroupedTile& g, const TileOutput& t, const St
   });
 }
 
+// Rows [first, first + 6) of a two_groups tile of a full panel, kVectors 3 (kPairs: 22-24
+// channels a group, two to a panel) or 4 (17-21, three), through the output stage from the
+// registers (the sums in channel order: the stage's arrays as they are), one row's 48 or 64 bytes
+// in one masked store. Not inlined: each tile's multiplies are allocated on their own.
+template <int kVectors, bool kPairs, SchemeKind K, DType D, bool kSaturatedLow, bool kSaturatedHigh>
+[[gnu::noinline]] void two_groups_output_rows(const GroupedTile& g, const TileOutput& tile,
+                                              const StageView& stage, int first) {
+  constexpr int kRows = 6;
+  __m512i acc[kRows][kVectors];
+  grouped_sums<kRows, kVectors, false, GroupedLanes::two_groups, kPairs>(g, first, acc);
+  // As in_lane_output_rows: the sums leave the tap loop in registers, and the stage's constants
+  // are read per row as memory operands after it.
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) asm("" : "+v"(acc[i][j]));
+  }
+  asm volatile("" ::: "memory");
+  const StageView s = stage;
+  constexpr bool kOnWords = row_stores::kZeroPointOnWords<K, D, 4>;
+  const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(s.zero_point));
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+    __m512i r[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) {
+      const stage_lanes::Lanes at = stage_lanes::Lanes::load<K>(s, tile.channel + 16 * j);
+      r[j] = stage_lanes::apply<K>(acc[i][j], at, s, kSaturatedLow, !kOnWords, kSaturatedHigh);
+    }
+    if constexpr (kVectors == 3) r[3] = r[2];  // past tile.channels: not stored
+    row_stores::store_row<K, D, 4>(tile.output, (first + i) * tile.output_row_stride, tile.channels,
+                                   r, zero_point_words);
+  }
+}
+
+// A two_groups tile through the output stage from the registers (KernelSet::grouped_output_tile):
+// full panels of 6 rows or more in chunks of 6, a last chunk short of them starting earlier,
+// overlapping the one before (those rows computed and stored twice, the same bytes); any other
+// tile (a last panel's fewer groups, fewer rows) stores its sums for the epilogue.
+template <SchemeKind K, DType D, bool kSaturatedLow, bool kSaturatedHigh>
+void two_groups_output_tile(const GroupedTile& g, const TileOutput& t, const StageView& s) {
+  constexpr int kChunk = 6;
+  const int vectors = g.gemm.vectors;
+  const bool pairs = two_groups_in_pairs(g, vectors);
+  if (t.rows >= kChunk && vectors == 3 && pairs) {
+    for (int first = 0; first < t.rows; first += kChunk) {
+      two_groups_output_rows<3, true, K, D, kSaturatedLow, kSaturatedHigh>(
+          g, t, s, first + kChunk <= t.rows ? first : t.rows - kChunk);
+    }
+    return;
+  }
+  if (t.rows >= kChunk && vectors == 4 && !pairs) {
+    for (int first = 0; first < t.rows; first += kChunk) {
+      two_groups_output_rows<4, false, K, D, kSaturatedLow, kSaturatedHigh>(
+          g, t, s, first + kChunk <= t.rows ? first : t.rows - kChunk);
+    }
+    return;
+  }
+  by_rows<false, GroupedLanes::two_groups>(t.rows, vectors)(g);
+  epilogue_kernel(K, D)(t, s);
+}
+
+template <SchemeKind K, DType D>
+void two_groups_output_by_range(const GroupedTile& g, const TileOutput& t, const StageView& s) {
+  row_stores::by_saturation<K, D>(s, t.saturated_high, [&]<bool kLow, bool kHigh>() {
+    two_groups_output_tile<K, D, kLow, kHigh>(g, t, s);
+  });
+}
+
 // make.template operator()<kWidth, K, D>() for a group width of 4, 8 or 16 channels and a
 // (scheme, dtype) with a vector stage to bytes; null otherwise.
 template <class Kernel, class Make>
@@ -553,6 +638,13 @@ InLaneOutputKernel in_lane_output_kernel(int width, SchemeKind scheme, DType out
   return by_width_and_stage<InLaneOutputKernel>(
       width, scheme, output_dtype,
       []<int kWidth, SchemeKind K, DType D>() { return &in_lane_output_by_range<kWidth, K, D>; });
+}
+
+InLaneOutputKernel two_groups_output_kernel(SchemeKind scheme, DType output_dtype) {
+  if (output_dtype == DType::s32) return nullptr;
+  return stage_lanes::for_vector_stage<InLaneOutputKernel>(
+      scheme, output_dtype,
+      []<SchemeKind K, DType D>() { return &two_groups_output_by_range<K, D>; });
 }
 
 void in_lane_stage(int width, const StageView& in, std::int64_t channels, std::int32_t* storage,
