@@ -930,8 +930,9 @@ TEST_P(EngineConformance, DepthwiseTransposedStridePhases) {
 }
 
 // Grouped convolution with groups of every width that shares panels (4, 8, 16 and 32 output
-// channels, input widths up to the output's) and some that cannot (not a divisor of 64, input
-// wider than output, not whole dwords), full and partial panels, 1x1 and 3x3, strides 1 and 2,
+// channels, input widths up to the output's; on avx512_vnni with symmetric weights also 5-12 and
+// 17-24, which do not divide 64) and some that cannot (13 and 28, no lanes to gain; input wider
+// than output, not whole dwords), full and partial panels, 1x1 and 3x3, strides 1 and 2,
 // with and without weight zero points, pixel tiles and row tiles of every length. On avx2 groups
 // of 4 and 8 channels, 4k of them, take the tiles of four groups side by side (on an input
 // widened in their order).
@@ -977,6 +978,9 @@ TEST_P(EngineConformance, GroupedEveryGroupWidth) {
       {3, 28, 28, 3, 1, 5, 9},
       {4, 28, 30, 1, 1, 4, 7},
       {8, 4, 13, 3, 2, 6, 7},
+      // Narrower than a vector: 10 and 6 (gathered, 6 and 10 a panel), 12 above (5 a panel).
+      {11, 8, 10, 3, 2, 6, 7},
+      {13, 4, 6, 3, 1, 5, 9},
   };
   for (const Shape& s : shapes) {
     for (int round = 0; round < 4; ++round) {
@@ -997,6 +1001,10 @@ TEST_P(EngineConformance, GroupedEveryGroupWidth) {
             Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()});
         const Plan loaded = deserialize(serialize(plan, SaveOptions{true}));
         EXPECT_EQ(run(rc, loaded, 1), run(rc, plan, 1)) << loaded.describe();
+      }
+      if (GetParam() == "avx512_vnni" && s.out_per_group <= 12 && 64 % s.out_per_group != 0 &&
+          s.k > 1 && s.in_per_group % 4 == 0 && s.in_per_group <= s.out_per_group && round < 2) {
+        EXPECT_NE(described.find("per panel, gathered"), std::string::npos) << described;
       }
       if (GetParam() == "avx2" && s.groups % 4 == 0 && s.in_per_group == s.out_per_group) {
         const char* lanes = s.in_per_group == 4   ? "four groups per vector"

@@ -240,9 +240,9 @@ class GemmKernel final : public PreparedKernel {
     // panel (2 vectors, 24 lanes of 32 used) 282 us, 0.72x oneDNN's speed; two a panel gathered
     // (a vpermd per multiply) 383 us; two_groups (3 vectors, all used) 228 us, 0.90x; 576 ->
     // 576 in 24 at 14x14 169 -> 134 us; 160 -> 160 in 8 at 28x28 (20 lanes of 32; 60 of 64)
-    // 199 -> 135 us; groups of 28 (28 of 32; 56 of 64) 257 -> 284 us. (Groups of 12 gathered, 5
-    // a panel: 46 against 61 us, but not every kernel set's gathered tiles take a width that does
-    // not divide 64.)
+    // 199 -> 135 us; groups of 28 (28 of 32; 56 of 64) 257 -> 284 us; groups of 12 at 14x14
+    // gathered, 5 a panel (a vpermd per multiply, 60 lanes of 64 where 12 of 16): 46 against 61
+    // us, 0.82x -> 1.08x.
     const auto lanes_a_group = [&](std::int64_t per_panel) {
       return static_cast<double>(round_up(per_panel * group_out_, 16)) / per_panel;
     };
@@ -251,14 +251,19 @@ class GemmKernel final : public PreparedKernel {
     for (std::int64_t o = 0; o < d.out_channels; ++o) {
       symmetric_weights = symmetric_weights && problem.weight_zero_point(o) == weight_shift;
     }
+    const bool fewer_lanes = 8 * lanes_a_group(kPanelWidth / group_out_) <= 7 * lanes_a_group(1);
     const bool two_groups = kPanelWidth % group_out_ != 0 && path_ != Path::flat &&
-                            symmetric_weights && two_groups_fit() &&
-                            8 * lanes_a_group(kPanelWidth / group_out_) <= 7 * lanes_a_group(1) &&
+                            symmetric_weights && two_groups_fit() && fewer_lanes &&
                             kernels.grouped_tile != nullptr &&
                             kernels.grouped_tile(1, 4, false, GroupedLanes::two_groups) != nullptr;
+    // Narrower than a vector (5 to 12 channels), gathered, where the kernel set's gathered tiles
+    // take such widths.
+    const bool gathered_any = kPanelWidth % group_out_ != 0 && group_out_ < 16 &&
+                              path_ != Path::flat && symmetric_weights && fewer_lanes &&
+                              kernels.gathers_any_group_width;
     if (kernels.grouped_tile != nullptr && !depthwise_ && groups_ > 1 && !amx_ &&
         !flat_group_panels && group_out_ < kGroupedTileBelow &&
-        (kPanelWidth % group_out_ == 0 || two_groups) && group_in_ % 4 == 0 &&
+        (kPanelWidth % group_out_ == 0 || two_groups || gathered_any) && group_in_ % 4 == 0 &&
         group_in_ <= group_out_) {
       groups_per_panel_ = std::min<std::int64_t>(kPanelWidth / group_out_, groups_);
       for (std::int64_t l = 0; l < kPanelWidth; ++l) {

@@ -403,6 +403,10 @@ struct KernelSet {
   // returns null for a lane arrangement it has no tiles for (the planner then uses `gathered`,
   // which every grouped tile must take).
   GroupedTileKernel (*grouped_tile)(int rows, int vectors, bool window_sums, GroupedLanes lanes);
+  // Its `gathered` tiles take groups of any width side by side, each lane reading its own dword
+  // (GroupedTile::lane_dwords) within the panel's channels (GroupedTile::span); false: only
+  // widths that divide 64.
+  bool gathers_any_group_width = false;
   // The epilogue of an in-lane grouped tile's sums left in its lane order (GroupedTile::lane_order;
   // `width` = 4, 8 or 16 channels per group, a full panel, sums that need no correction): the
   // stage in lane order, its bytes put in channel order by one in-lane shuffle per row, where

@@ -28,6 +28,7 @@ const gemm::KernelSet& kernel_set() {
       .amx_end = &amx_end,
       .amx_block = &amx_block,
       .grouped_tile = &grouped_tile_kernel,
+      .gathers_any_group_width = true,
       .in_lane_epilogue = &in_lane_epilogue_kernel,
       .in_lane_stage = &in_lane_stage,
       .in_lane_output_tile = &in_lane_output_kernel,
