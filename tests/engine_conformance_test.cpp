@@ -434,11 +434,12 @@ TEST_P(EngineConformance, GroupedOneByOneOnFlatRunsPerGroup) {
 
 // Grouped tiles through the output stage from the registers on avx512_vnni, in-lane (4, 8 and 16
 // channels per group) and two groups a vector (24: 3 vectors, vectors 0 and 1 starting in one
-// group; 20: 4 vectors, each its own): every scheme and output dtype (s32 from a requantizing
-// scheme: sums and the scalar stage), tiles shorter than a register chunk (a 2x2 output: sums in
-// lane order and the epilogue), tiles whose last chunk overlaps the one before (7, 11 and 13
-// pixels), tiles of several chunks, a last panel of fewer groups (the epilogue), border pixels,
-// stride 2, batch > 1, zero points at both ends, u8 and s8 inputs and weights, 1 and 2 threads.
+// group; 20: 4 vectors, each its own, and a last panel of two groups in 3 vectors as 24's): every
+// scheme and output dtype (s32 from a requantizing scheme: sums and the scalar stage), tiles
+// shorter than a register chunk (a 2x2 output: sums in lane order and the epilogue), tiles whose
+// last chunk overlaps the one before (7, 11 and 13 pixels), tiles of several chunks, a last panel
+// of fewer groups (the epilogue), border pixels, stride 2, batch > 1, zero points at both ends, u8
+// and s8 inputs and weights, 1 and 2 threads.
 TEST_P(EngineConformance, GroupedTilesThroughTheStageEverySchemeDtypeAndTileLength) {
   Rng rng(29);
   struct Shape {
@@ -448,7 +449,7 @@ TEST_P(EngineConformance, GroupedTilesThroughTheStageEverySchemeDtypeAndTileLeng
       {32, 4, 2, 2, 1, 1},  {16, 8, 4, 4, 2, 2},   {16, 16, 2, 2, 1, 1}, {32, 4, 1, 7, 1, 2},
       {16, 8, 1, 11, 1, 1}, {16, 16, 1, 13, 1, 1}, {32, 4, 9, 9, 1, 1},  {16, 8, 11, 7, 2, 1},
       {16, 16, 7, 9, 1, 2}, {10, 24, 2, 2, 1, 1},  {10, 24, 1, 7, 1, 2}, {5, 24, 3, 13, 1, 1},
-      {6, 20, 9, 9, 1, 2},  {7, 20, 1, 11, 1, 1},  {6, 20, 11, 7, 2, 1},
+      {6, 20, 9, 9, 1, 2},  {7, 20, 1, 11, 1, 1},  {6, 20, 11, 7, 2, 1}, {5, 20, 7, 9, 1, 1},
   };
   int round = 0, from_registers = 0;
   for (const Shape& s : shapes) {

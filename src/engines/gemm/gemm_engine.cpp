@@ -2074,8 +2074,8 @@ class GemmKernel final : public PreparedKernel {
   EpilogueKernel epilogue_ = nullptr;
   DepthwiseOutputKernel depthwise_output_ = nullptr;  // depthwise tiles through the stage, or null
   EpilogueKernel in_lane_epilogue_ = nullptr;         // in-lane grouped tiles' (lane order)
-  InLaneOutputKernel in_lane_output_ = nullptr;
-  InLaneOutputKernel grouped_output_ = nullptr;  // two_groups tiles, KernelSet::grouped_output_tile
+  InLaneOutputKernel in_lane_output_ = nullptr;       // the same tiles' stage from the registers
+  InLaneOutputKernel grouped_output_ = nullptr;       // two_groups tiles' stage from the registers
   const std::uint64_t serial_ = new_stage_deriver();  // for the in-lane tiles' kept_stage
   std::unique_ptr<NchwFlatPlan> nchw_flat_;  // both tensors NCHW around a 1x1 layer, or null
   std::unique_ptr<NchwDepthwisePlan> nchw_depthwise_;  // both NCHW around a depthwise one, or null
