@@ -447,33 +447,36 @@ TEST_P(DepthwiseConformance, EveryOutputStageOnEveryTileLayout) {
   }
 }
 
-// The kernels that interleave their columns in registers (full blocks of a u8 input, 3 kernel
-// columns at stride `stride_w`, one group of up to 4 kernel rows; partly filled blocks of the same
-// layer still go through the column buffer): odd and even widths and heights, every padding of the
-// 3 columns and of 2 to 4 kernel rows, stride 1 over rows (output rows in pairs) and 2, channel
-// counts that leave 64-lane blocks full, partly filled or followed by full or partly filled 32- and
-// 16-lane blocks (a full 32-lane one: 96 and 32; 16-lane: 80, 16), every scheme to u8 and s8,
-// batch 2, 1 and 2 threads, w − zw in one s8 part, in two (zw = 3 on s8 weights) or any. Where
-// `in_registers` says so for the channel count and the parts, the layer must take such a kernel
-// (Plan::describe() says so), and must not where it says not.
+// The kernels that interleave their columns in registers (full blocks of a u8 input, `kernel_w`
+// kernel columns at stride `stride_w`: 3 with one group of 2 to 4 kernel rows, 5 with two groups
+// of 5 to 7; partly filled blocks of the same layer still go through the column buffer): odd and
+// even widths and heights, every padding of the columns and rows, stride 1 over rows (output rows
+// in pairs) and 2, channel counts that leave 64-lane blocks full, partly filled or followed by full
+// or partly filled 32- and 16-lane blocks (a full 32-lane one: 96 and 32; 16-lane: 80, 16), every
+// scheme to u8 and s8, batch 2, 1 and 2 threads, w − zw in one s8 part, in two (zw = 3 on s8
+// weights) or any. Where `in_registers` says so for the channel count and the parts, the layer must
+// take such a kernel (Plan::describe() says so), and must not where it says not.
 void check_columns_in_registers(const std::string& engine, std::int64_t stride_w,
+                                std::int64_t kernel_w,
                                 bool (*in_registers)(std::int64_t channels, int parts)) {
-  Rng rng(21 + static_cast<std::uint64_t>(stride_w));
+  Rng rng(21 + static_cast<std::uint64_t>(stride_w) + (kernel_w == 3 ? 0 : 5));
+  // 3 columns: 2 to 4 kernel rows (one group); 5: 5 to 7 (two).
+  const std::int64_t first_kh = kernel_w == 3 ? 2 : 5;
   const SchemeKind schemes[] = {
       SchemeKind::fbgemm, SchemeKind::qnnpack,       SchemeKind::onednn,
       SchemeKind::onnx,   SchemeKind::tvm,           SchemeKind::tvm_f32,
       SchemeKind::tflite, SchemeKind::tflite_single, SchemeKind::onnxruntime};
   const std::int64_t channels[] = {64, 128, 65, 100, 48, 96, 80, 192, 32, 145, 16, 24};
   int round = 0;
-  for (std::int64_t kh = 2; kh <= 4; ++kh) {
+  for (std::int64_t kh = first_kh; kh <= first_kh + 2; ++kh) {
     for (std::int64_t stride_h = 1; stride_h <= 2; ++stride_h) {
       for (std::int64_t pad = 0; pad <= 2; ++pad, ++round) {
         const std::int64_t c = channels[static_cast<std::size_t>(round) % std::size(channels)];
-        const std::int64_t h = 5 + round % 4, w = 7 + (round * 3) % 8;
+        const std::int64_t h = first_kh + 3 + round % 4, w = 7 + (round * 3) % 8;
         // Padding: left and right, top and bottom apart, each 0 to 2.
-        const Geometry g{
-            c,   1,     h, w, kh, 3, stride_h, stride_w, 1, pad, (pad + 1) % 3, (pad + 2) % 3,
-            pad, false, 0};
+        const std::int64_t bottom = (pad + 1) % 3, left = (pad + 2) % 3;
+        const Geometry g{c, 1,   h,      w,    kh,  kernel_w, stride_h, stride_w,
+                         1, pad, bottom, left, pad, false,    0};
         for (int sub = 0; sub < 4; ++sub) {
           const SchemeKind scheme = schemes[static_cast<std::size_t>(round * 4 + sub) % 9];
           ProblemDesc d = depthwise_desc(rng, g, 1 + sub % 2, false, scheme);
@@ -510,13 +513,20 @@ void check_columns_in_registers(const std::string& engine, std::int64_t stride_w
 // At stride 2 every full block (all but 48 and 24 channels have one), w − zw in one or two parts.
 TEST_P(DepthwiseConformance, StrideTwoColumnsInRegisters) {
   check_columns_in_registers(
-      GetParam(), 2, [](std::int64_t c, int parts) { return parts <= 2 && c != 48 && c != 24; });
+      GetParam(), 2, 3, [](std::int64_t c, int parts) { return parts <= 2 && c != 48 && c != 24; });
+}
+
+// 5 columns (5 to 7 kernel rows: two groups) at stride 2: full 64-lane blocks, w − zw in one or
+// two parts.
+TEST_P(DepthwiseConformance, StrideTwoFiveColumnsInRegisters) {
+  check_columns_in_registers(GetParam(), 2, 5,
+                             [](std::int64_t c, int parts) { return parts <= 2 && c >= 64; });
 }
 
 // At stride 1 full 64- and 16-lane blocks, one part only (a 32-lane block, or w − zw in two parts,
 // reads the column buffer: 32 and 24 channels have neither block, 48 one partly filled).
 TEST_P(DepthwiseConformance, StrideOneColumnsInRegisters) {
-  check_columns_in_registers(GetParam(), 1, [](std::int64_t c, int parts) {
+  check_columns_in_registers(GetParam(), 1, 3, [](std::int64_t c, int parts) {
     return parts == 1 && (c >= 64 || c % 64 == 16);
   });
 }

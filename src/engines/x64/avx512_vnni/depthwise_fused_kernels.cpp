@@ -15,10 +15,11 @@ namespace {
 
 using namespace depthwise;
 
-// Stride kStep (1 or 2), 3 kernel columns, one group of 4 rows, a full block of 64 (kVectors 4) or
-// 32 (kVectors 2) lanes of a u8 input, the columns never written to a buffer
-// (DepthwiseOutputs::source): a tile interleaves the kStep·(kTile − 1) + 3 input columns it reads
-// in registers and feeds each straight to its vpdpbusd. At stride 2 every pixel has two columns of
+// Stride kStep (1 or 2), kColumns kernel columns (3, or 5 at stride 2), kGroups groups of 4 rows
+// (1, or 2 for 5x5), a full block of 64 (kVectors 4) or 32 (kVectors 2) lanes of a u8 input, the
+// columns never written to a buffer (DepthwiseOutputs::source): a tile interleaves the
+// kStep·(kTile − 1) + kColumns input columns of each group it reads in registers and feeds each
+// straight to its vpdpbusd. At stride 2 every pixel has two columns of
 // its own; built into a buffer, their stores and the loads back cost more than the unpacks and the
 // tile's vpdpbusd together (a 32-lane block took 1.6x the time per channel of a fused 64-lane one
 // through the buffer: MobileNetV2's b2.dw, 96 channels). At stride 1 a tile of 4 pixels unpacks
@@ -28,12 +29,15 @@ using namespace depthwise;
 // before the kernel: MobileNetV2's 14x14 and 7x7 layers 10-13 % faster.
 // kParts: each kernel column's w − zw in that many s8 parts, one vpdpbusd each.
 template <SchemeKind K, bool kSaturatedLow, bool kSaturatedHigh, int kParts, int kVectors,
-          int kStep>
+          int kStep, int kColumns = 3, int kGroups = 1>
 struct FusedTiles {
   static constexpr std::int64_t kTapBytes = 64 * kVectors;  // a tap's weights: [lanes][4 rows]
+  // A group's weights: [tap][lanes][4 rows].
+  static constexpr std::int64_t kGroupBytes = kTapBytes * kColumns * kParts;
   // Its start and output stage.
-  BlockTiles<K, Written::bytes, kSaturatedLow, kSaturatedHigh, 3, kParts, kStep, kVectors> block;
-  const std::uint8_t* row[4];  // input column 0 of each slot, or null: the zero point
+  BlockTiles<K, Written::bytes, kSaturatedLow, kSaturatedHigh, kColumns, kParts, kStep, kVectors>
+      block;
+  const std::uint8_t* row[4 * kGroups];  // input column 0 of each slot, or null: the zero point
   __m512i fill;
   std::int64_t pixel_bytes, first_column, in_width;
 
@@ -43,22 +47,24 @@ struct FusedTiles {
         pixel_bytes(o.source->pixel_bytes),
         first_column(o.source->first_column),
         in_width(o.source->in_width) {
-    for (int i = 0; i < 4; ++i) row[i] = o.source->rows[i];
+    for (int i = 0; i < 4 * kGroups; ++i) row[i] = o.source->rows[i];
   }
 
-  // Input column `column` of the 4 rows interleaved: q[v] is the column's vector v in the buffer.
-  [[gnu::always_inline]] void interleave(std::int64_t column, __m512i (&q)[kVectors]) const {
+  // Input column `column` of group g's 4 rows interleaved: q[v] is the column's vector v in the
+  // buffer.
+  [[gnu::always_inline]] void interleave(int g, std::int64_t column, __m512i (&q)[kVectors]) const {
     const bool inside = column >= 0 && column < in_width;
+    const std::uint8_t* const* rows = row + 4 * g;
     if constexpr (kVectors == 4) {
       const auto load = [&](int i) {
-        return inside && row[i] != nullptr ? _mm512_loadu_si512(row[i] + column * pixel_bytes)
-                                           : fill;
+        return inside && rows[i] != nullptr ? _mm512_loadu_si512(rows[i] + column * pixel_bytes)
+                                            : fill;
       };
       interleave_rows(load(0), load(1), load(2), load(3), q);
     } else {  // 256-bit unpacks (as the buffer's), their four results paired into two vectors
       const auto load = [&](int i) {
-        return inside && row[i] != nullptr
-                   ? Narrow<32>::load(row[i] + column * pixel_bytes, ~std::uint32_t{0}, true)
+        return inside && rows[i] != nullptr
+                   ? Narrow<32>::load(rows[i] + column * pixel_bytes, ~std::uint32_t{0}, true)
                    : _mm512_castsi512_si256(fill);
       };
       __m256i h[4];
@@ -76,24 +82,26 @@ struct FusedTiles {
 #pragma GCC unroll 8
       for (int p = 0; p < kTile; ++p) acc[v][p] = block.start[v];
     }
-    // Weights [tap][lanes][4]: part k of kernel column s is tap kParts·s + k, its vector v at
-    // kTapBytes·tap + 64·v.
-    const std::int8_t* w = block.o.weights;
-    // Column t of the tile feeds pixel p at kernel column s = t − kStep·p.
+    for (int g = 0; g < kGroups; ++g) {
+      // Weights [group][tap][lanes][4]: part k of kernel column s is tap kParts·s + k, its vector
+      // v at kTapBytes·tap + 64·v.
+      const std::int8_t* w = block.o.weights + kGroupBytes * g;
+      // Column t of the tile feeds pixel p at kernel column s = t − kStep·p.
 #pragma GCC unroll 16
-    for (int t = 0; t < kStep * (kTile - 1) + 3; ++t) {
-      __m512i q[kVectors];
-      interleave(first_column + kStep * static_cast<std::int64_t>(first) + t, q);
-#pragma GCC unroll 3
-      for (int s = 0; s < 3; ++s) {
-        if (t < s || (t - s) % kStep != 0 || (t - s) / kStep >= kTile) continue;
-        const int p = (t - s) / kStep;
+      for (int t = 0; t < kStep * (kTile - 1) + kColumns; ++t) {
+        __m512i q[kVectors];
+        interleave(g, first_column + kStep * static_cast<std::int64_t>(first) + t, q);
+#pragma GCC unroll 5
+        for (int s = 0; s < kColumns; ++s) {
+          if (t < s || (t - s) % kStep != 0 || (t - s) / kStep >= kTile) continue;
+          const int p = (t - s) / kStep;
 #pragma GCC unroll 4
-        for (int v = 0; v < kVectors; ++v) {
+          for (int v = 0; v < kVectors; ++v) {
 #pragma GCC unroll 2
-          for (int k = 0; k < kParts; ++k) {
-            const std::int8_t* at = w + kTapBytes * (kParts * s + k) + 64 * v;
-            acc[v][p] = _mm512_dpbusd_epi32(acc[v][p], q[v], _mm512_load_si512(at));
+            for (int k = 0; k < kParts; ++k) {
+              const std::int8_t* at = w + kTapBytes * (kParts * s + k) + 64 * v;
+              acc[v][p] = _mm512_dpbusd_epi32(acc[v][p], q[v], _mm512_load_si512(at));
+            }
           }
         }
       }
@@ -173,7 +181,7 @@ void run_fused_vector(const DepthwiseOutputs& o) {
 }
 
 // Tiles of 4 pixels (for 32 lanes at stride 2, 6 or 8 measured no faster).
-template <SchemeKind K, int kParts, int kVectors, int kStep>
+template <SchemeKind K, int kParts, int kVectors, int kStep, int kColumns = 3, int kGroups = 1>
 void run_fused(const DepthwiseOutputs& o) {
   constexpr int kTile = 4;
   // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
@@ -182,13 +190,16 @@ void run_fused(const DepthwiseOutputs& o) {
     if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
       if constexpr (K == SchemeKind::fbgemm) {
         if (o.saturated_high) {
-          return for_tiles<kTile>(o.pixels, FusedTiles<K, true, true, kParts, kVectors, kStep>(o));
+          return for_tiles<kTile>(
+              o.pixels, FusedTiles<K, true, true, kParts, kVectors, kStep, kColumns, kGroups>(o));
         }
       }
-      return for_tiles<kTile>(o.pixels, FusedTiles<K, true, false, kParts, kVectors, kStep>(o));
+      return for_tiles<kTile>(
+          o.pixels, FusedTiles<K, true, false, kParts, kVectors, kStep, kColumns, kGroups>(o));
     }
   }
-  for_tiles<kTile>(o.pixels, FusedTiles<K, false, false, kParts, kVectors, kStep>(o));
+  for_tiles<kTile>(o.pixels,
+                   FusedTiles<K, false, false, kParts, kVectors, kStep, kColumns, kGroups>(o));
 }
 
 template <SchemeKind K, int kParts, int kStep>
@@ -204,7 +215,16 @@ DepthwiseOutputKernel fused_for_width(int width) {
 }
 
 template <SchemeKind K>
-DepthwiseOutputKernel fused_kernel(int parts, int width, int step) {
+DepthwiseOutputKernel fused_kernel(int parts, int width, int step, int columns) {
+  // 5 columns at stride 2 (5x5: two groups of rows) on full 64-lane blocks; the rest, and stride
+  // 1 (a pixel's one new column then feeds 5 taps: less to gain from the buffer's loads), read
+  // the buffer.
+  if (columns == 5) {
+    if (step != 2 || width != 64) return nullptr;
+    if (parts == 1) return &run_fused<K, 1, 4, 2, 5, 2>;
+    return parts == 2 ? &run_fused<K, 2, 4, 2, 5, 2> : nullptr;
+  }
+  if (columns != 3) return nullptr;
   if (step == 2) {
     if (parts == 1) return fused_for_width<K, 1, 2>(width);
     return parts == 2 ? fused_for_width<K, 2, 2>(width) : nullptr;
@@ -218,21 +238,22 @@ DepthwiseOutputKernel fused_kernel(int parts, int width, int step) {
 }  // namespace
 
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
-                                             int width, int step) {
+                                             int width, int step, int columns) {
   if (output_dtype == DType::s32 || epilogue_kernel(scheme, output_dtype) == nullptr) {
     return nullptr;
   }
   switch (scheme) {
-    case SchemeKind::fbgemm: return fused_kernel<SchemeKind::fbgemm>(parts, width, step);
-    case SchemeKind::qnnpack: return fused_kernel<SchemeKind::qnnpack>(parts, width, step);
-    case SchemeKind::onednn: return fused_kernel<SchemeKind::onednn>(parts, width, step);
-    case SchemeKind::onnx: return fused_kernel<SchemeKind::onnx>(parts, width, step);
-    case SchemeKind::tvm: return fused_kernel<SchemeKind::tvm>(parts, width, step);
-    case SchemeKind::tvm_f32: return fused_kernel<SchemeKind::tvm_f32>(parts, width, step);
-    case SchemeKind::tflite: return fused_kernel<SchemeKind::tflite>(parts, width, step);
+    case SchemeKind::fbgemm: return fused_kernel<SchemeKind::fbgemm>(parts, width, step, columns);
+    case SchemeKind::qnnpack: return fused_kernel<SchemeKind::qnnpack>(parts, width, step, columns);
+    case SchemeKind::onednn: return fused_kernel<SchemeKind::onednn>(parts, width, step, columns);
+    case SchemeKind::onnx: return fused_kernel<SchemeKind::onnx>(parts, width, step, columns);
+    case SchemeKind::tvm: return fused_kernel<SchemeKind::tvm>(parts, width, step, columns);
+    case SchemeKind::tvm_f32: return fused_kernel<SchemeKind::tvm_f32>(parts, width, step, columns);
+    case SchemeKind::tflite: return fused_kernel<SchemeKind::tflite>(parts, width, step, columns);
     case SchemeKind::tflite_single:
-      return fused_kernel<SchemeKind::tflite_single>(parts, width, step);
-    case SchemeKind::onnxruntime: return fused_kernel<SchemeKind::onnxruntime>(parts, width, step);
+      return fused_kernel<SchemeKind::tflite_single>(parts, width, step, columns);
+    case SchemeKind::onnxruntime:
+      return fused_kernel<SchemeKind::onnxruntime>(parts, width, step, columns);
     case SchemeKind::int32: break;
   }
   return nullptr;

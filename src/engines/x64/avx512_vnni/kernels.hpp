@@ -203,13 +203,14 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
                                               int parts, int column_step);
 
 // The kernel for a full block of `width` (64, 32 or 16) lanes (as many channels, multiplier 1) of a
-// u8 input at stride `step` (1 or 2) with 3 kernel columns at consecutive buffer columns, `parts`
-// taps each, and one group of rows: the columns interleaved in registers from
-// DepthwiseOutputs::source, no buffer. Null where (scheme, output dtype) has no vector output stage
-// to u8 or s8, for more than 2 parts (at stride 1: more than 1, or 32 lanes), or for another width
-// or step.
+// u8 input at stride `step` (1 or 2) with `columns` kernel columns at consecutive buffer columns,
+// `parts` taps each: 3 columns and one group of rows, or 5 columns at stride 2, 64 lanes, and two
+// groups; the columns interleaved in registers from DepthwiseOutputs::source (its rows: 4 per
+// group), no buffer. Null where (scheme, output dtype) has no vector output stage to u8 or s8,
+// for more than 2 parts (at stride 1: more than 1, or 32 lanes), or for another width, step or
+// column count.
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
-                                             int width, int step);
+                                             int width, int step, int columns);
 
 // Depthwise on NCHW planes, pixels in lanes (depthwise_plane_kernels.cpp, planned by
 // depthwise_planes.cpp; needs AVX-512 VBMI besides the engine's features): each output plane is cut
