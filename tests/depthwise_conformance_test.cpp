@@ -531,6 +531,12 @@ TEST_P(DepthwiseConformance, StrideOneColumnsInRegisters) {
   });
 }
 
+// 5 columns at stride 1: full 64-lane blocks, one part only.
+TEST_P(DepthwiseConformance, StrideOneFiveColumnsInRegisters) {
+  check_columns_in_registers(GetParam(), 1, 5,
+                             [](std::int64_t c, int parts) { return parts == 1 && c >= 64; });
+}
+
 // Random depthwise problems: every size class, multiplier, stride, dilation and padding.
 TEST_P(DepthwiseConformance, RandomDepthwiseProblems) {
   Rng rng(20261130);

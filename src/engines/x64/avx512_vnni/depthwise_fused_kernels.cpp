@@ -216,11 +216,12 @@ DepthwiseOutputKernel fused_for_width(int width) {
 
 template <SchemeKind K>
 DepthwiseOutputKernel fused_kernel(int parts, int width, int step, int columns) {
-  // 5 columns at stride 2 (5x5: two groups of rows) on full 64-lane blocks; the rest, and stride
-  // 1 (a pixel's one new column then feeds 5 taps: less to gain from the buffer's loads), read
-  // the buffer.
+  // 5 columns (5x5: two groups of rows) on full 64-lane blocks, at stride 1 one part only (as 3
+  // columns); the rest read the buffer.
   if (columns == 5) {
-    if (step != 2 || width != 64) return nullptr;
+    if (width != 64) return nullptr;
+    if (step == 1) return parts == 1 ? &run_fused<K, 1, 4, 1, 5, 2> : nullptr;
+    if (step != 2) return nullptr;
     if (parts == 1) return &run_fused<K, 1, 4, 2, 5, 2>;
     return parts == 2 ? &run_fused<K, 2, 4, 2, 5, 2> : nullptr;
   }

@@ -204,11 +204,10 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
 
 // The kernel for a full block of `width` (64, 32 or 16) lanes (as many channels, multiplier 1) of a
 // u8 input at stride `step` (1 or 2) with `columns` kernel columns at consecutive buffer columns,
-// `parts` taps each: 3 columns and one group of rows, or 5 columns at stride 2, 64 lanes, and two
-// groups; the columns interleaved in registers from DepthwiseOutputs::source (its rows: 4 per
-// group), no buffer. Null where (scheme, output dtype) has no vector output stage to u8 or s8,
-// for more than 2 parts (at stride 1: more than 1, or 32 lanes), or for another width, step or
-// column count.
+// `parts` taps each: 3 columns and one group of rows, or 5 columns, 64 lanes, and two groups; the
+// columns interleaved in registers from DepthwiseOutputs::source (its rows: 4 per group), no
+// buffer. Null where (scheme, output dtype) has no vector output stage to u8 or s8, for more than 2
+// parts (at stride 1: more than 1, or 32 lanes), or for another width, step or column count.
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
                                              int width, int step, int columns);
 
