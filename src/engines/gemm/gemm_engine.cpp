@@ -92,6 +92,17 @@ constexpr std::int64_t kFlatRunFullPanelBelowK = 1024;
 // still share a 28x28 layer evenly.
 constexpr std::int64_t kFlatRunChunk = 192;
 
+// Whether every weight zero point is the weights' middle (0 for s8, 128 for u8): packed as s8
+// (w' = w − 128 for u8), every zw' is then 0, and no window sums are needed.
+bool symmetric_weights(const Problem& problem) {
+  const auto& d = problem.desc();
+  const std::int32_t middle = d.weight_dtype == DType::u8 ? 128 : 0;
+  for (std::int64_t o = 0; o < d.out_channels; ++o) {
+    if (problem.weight_zero_point(o) != middle) return false;
+  }
+  return true;
+}
+
 // Tiles covering [begin, end): with AMX, blocks of up to 32 pixels, as even as possible (56 →
 // 28,28: a thread reloads the tile configuration whenever the block height changes, which cost
 // 6 % of a 56-wide layer split 32,24); otherwise tiles of at most max_rows pixels, as even as
@@ -246,21 +257,18 @@ class GemmKernel final : public PreparedKernel {
     const auto lanes_a_group = [&](std::int64_t per_panel) {
       return static_cast<double>(round_up(per_panel * group_out_, 16)) / per_panel;
     };
-    const std::int32_t weight_shift = d.weight_dtype == DType::u8 ? 128 : 0;
-    bool symmetric_weights = true;
-    for (std::int64_t o = 0; o < d.out_channels; ++o) {
-      symmetric_weights = symmetric_weights && problem.weight_zero_point(o) == weight_shift;
-    }
-    const bool fewer_lanes = 8 * lanes_a_group(kPanelWidth / group_out_) <= 7 * lanes_a_group(1);
-    const bool two_groups = kPanelWidth % group_out_ != 0 && path_ != Path::flat &&
-                            symmetric_weights && two_groups_fit() && fewer_lanes &&
-                            kernels.grouped_tile != nullptr &&
-                            kernels.grouped_tile(1, 4, false, GroupedLanes::two_groups) != nullptr;
+    // The common narrow groups get their input by broadcasts, with lanes arranged for them,
+    // where the kernel set has tiles for that arrangement.
+    const auto has = [&](GroupedLanes lanes) {
+      return kernels.grouped_tile != nullptr && kernels.grouped_tile(1, 4, false, lanes) != nullptr;
+    };
+    const bool odd_width = kPanelWidth % group_out_ != 0 && path_ != Path::flat &&
+                           symmetric_weights(problem) &&
+                           8 * lanes_a_group(kPanelWidth / group_out_) <= 7 * lanes_a_group(1);
+    const bool two_groups = odd_width && two_groups_fit() && has(GroupedLanes::two_groups);
     // Narrower than a vector (5 to 12 channels), gathered, where the kernel set's gathered tiles
     // take such widths.
-    const bool gathered_any = kPanelWidth % group_out_ != 0 && group_out_ < 16 &&
-                              path_ != Path::flat && symmetric_weights && fewer_lanes &&
-                              kernels.gathers_any_group_width;
+    const bool gathered_any = odd_width && group_out_ < 16 && kernels.gathers_any_group_width;
     if (kernels.grouped_tile != nullptr && !depthwise_ && groups_ > 1 && !amx_ &&
         !flat_group_panels && group_out_ < kGroupedTileBelow &&
         (kPanelWidth % group_out_ == 0 || two_groups || gathered_any) && group_in_ % 4 == 0 &&
@@ -270,11 +278,6 @@ class GemmKernel final : public PreparedKernel {
         lane_dwords_[static_cast<std::size_t>(l)] =
             static_cast<std::int32_t>((l / group_out_) * group_in_ / 4);
       }
-      // The common narrow groups get their input by broadcasts, with lanes arranged for them,
-      // where the kernel set has tiles for that arrangement.
-      const auto has = [&](GroupedLanes lanes) {
-        return kernels.grouped_tile(1, 4, false, lanes) != nullptr;
-      };
       if (group_in_ == group_out_ && (group_in_ == 4 || group_in_ == 8 || group_in_ == 16) &&
           groups_per_panel_ * group_in_ == kPanelWidth && groups_ % groups_per_panel_ == 0 &&
           has(GroupedLanes::in_lane_groups)) {
@@ -1710,11 +1713,7 @@ class GemmKernel final : public PreparedKernel {
     for (int v = 1; v <= 4; ++v) {
       if (kernels.flat_run(d.scheme.kind, d.output_dtype, v) == nullptr) return false;
     }
-    const std::int32_t middle = d.weight_dtype == DType::u8 ? 128 : 0;
-    for (std::int64_t o = 0; o < d.out_channels; ++o) {
-      if (problem.weight_zero_point(o) != middle) return false;
-    }
-    return true;
+    return symmetric_weights(problem);
   }
   // Whether a k x k layer of 8 or more input channels runs as kernel-row runs instead of the
   // implicit GEMM's tap tiles: with few channels those tiles' taps are a K step or two each, their

@@ -15,8 +15,8 @@ namespace {
 
 using namespace depthwise;
 
-// Stride kStep (1 or 2), kColumns kernel columns (3, or 5 at stride 2), kGroups groups of 4 rows
-// (1, or 2 for 5x5), a full block of 64 (kVectors 4) or 32 (kVectors 2) lanes of a u8 input, the
+// Stride kStep (1 or 2), kColumns kernel columns and kGroups groups of 4 rows (3 and 1, or 5 and
+// 2 for 5x5), a full block of 64 (kVectors 4) or 32 (kVectors 2) lanes of a u8 input, the
 // columns never written to a buffer (DepthwiseOutputs::source): a tile interleaves the
 // kStep·(kTile − 1) + kColumns input columns of each group it reads in registers and feeds each
 // straight to its vpdpbusd. At stride 2 every pixel has two columns of
@@ -91,6 +91,13 @@ struct FusedTiles {
       for (int t = 0; t < kStep * (kTile - 1) + kColumns; ++t) {
         __m512i q[kVectors];
         interleave(g, first_column + kStep * static_cast<std::int64_t>(first) + t, q);
+        // 5 columns at stride 2: the weights read where they are used (memory operands). Left to
+        // itself GCC keeps a group's 20 weight vectors in registers and spills accumulators
+        // (100-200 stores a tile loop, against 2-4 so): 256 at 56x56 82.4 -> 75.6 us on an AMD
+        // Zen 4. At stride 1, where each weight feeds more of a tile's pixels, the spilling
+        // version measured faster (128 at 56x56 107.5 against 127.8 us; the buffer 134): kept.
+        const std::int8_t* wt = w;
+        if constexpr (kColumns > 3 && kStep == 2) asm("" : "+r"(wt));
 #pragma GCC unroll 5
         for (int s = 0; s < kColumns; ++s) {
           if (t < s || (t - s) % kStep != 0 || (t - s) / kStep >= kTile) continue;
@@ -99,7 +106,7 @@ struct FusedTiles {
           for (int v = 0; v < kVectors; ++v) {
 #pragma GCC unroll 2
             for (int k = 0; k < kParts; ++k) {
-              const std::int8_t* at = w + kTapBytes * (kParts * s + k) + 64 * v;
+              const std::int8_t* at = wt + kTapBytes * (kParts * s + k) + 64 * v;
               acc[v][p] = _mm512_dpbusd_epi32(acc[v][p], q[v], _mm512_load_si512(at));
             }
           }

@@ -597,8 +597,9 @@ void two_groups_output_tile(const GroupedTile& g, const TileOutput& t, const Sta
     }
     return;
   }
+  static const EpilogueKernel epilogue = epilogue_kernel(K, D);  // looked up once
   by_rows<false, GroupedLanes::two_groups>(t.rows, vectors)(g);
-  epilogue_kernel(K, D)(t, s);
+  epilogue(t, s);
 }
 
 template <SchemeKind K, DType D>
