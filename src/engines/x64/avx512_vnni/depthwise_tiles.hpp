@@ -276,12 +276,17 @@ struct BlockTiles {
 #pragma GCC unroll 8
     for (int p = 0; p < kTile; ++p) {
       if (p >= valid) continue;
-      const __m512i high = kVectors == 4 ? r[3][p] : r[1][p];
-      __m512i bytes =
-          kSigned ? _mm512_packs_epi16(r[1][p], high) : _mm512_packus_epi16(r[1][p], high);
+      __m512i bytes = pack_bytes<kSigned>(r, p);
       if constexpr (kVectors == 2) bytes = _mm512_permutexvar_epi32(order, bytes);
       _mm512_mask_storeu_epi8(out + p * stride, mask, bytes);
     }
+  }
+  // Pixel p's words (r[1] and r[3], or r[1] alone for 32 lanes) to bytes: for 64 lanes the
+  // block's channels in order.
+  template <bool kSigned, int kTile>
+  [[gnu::always_inline]] __m512i pack_bytes(const __m512i (&r)[4][kTile], int p) const {
+    const __m512i high = kVectors == 4 ? r[3][p] : r[1][p];
+    return kSigned ? _mm512_packs_epi16(r[1][p], high) : _mm512_packus_epi16(r[1][p], high);
   }
   template <int kTile>
   [[gnu::always_inline]] void store_words(const __m512i (&r)[4][kTile], std::int32_t first,
