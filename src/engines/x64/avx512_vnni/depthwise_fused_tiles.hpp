@@ -50,7 +50,7 @@ struct FusedTiles {
   const std::uint8_t* row[4 * kGroups];  // input column 0 of each slot, or null: the zero point
   __m512i fill;
   std::int64_t pixel_bytes, first_column, in_width;
-  std::int32_t stretch;        // pixels per stretch (kStreams 2)
+  std::int32_t stretch;        // the pixels the tiles walk (kStreams 2: DepthwiseOutputs::stretch)
   std::int64_t stretch_bytes;  // between the input columns of the two stretches' pixels
 
   explicit FusedTiles(const DepthwiseOutputs& o)
@@ -59,7 +59,7 @@ struct FusedTiles {
         pixel_bytes(o.source->pixel_bytes),
         first_column(o.source->first_column),
         in_width(o.source->in_width),
-        stretch((o.pixels + kStreams - 1) / kStreams),
+        stretch(kStreams == 1 ? o.pixels : o.stretch),
         stretch_bytes(kStep * static_cast<std::int64_t>(stretch) * pixel_bytes) {
     for (int i = 0; i < 4 * kGroups; ++i) row[i] = o.source->rows[i];
   }
@@ -170,46 +170,12 @@ struct FusedTiles {
     __m512i r[4][kTile];
 #pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) block.template finish_vector<kTile>(v, acc[v], r);
-    if constexpr (kStreams == 1) {
-      block.template store<kTile>(r, first, valid);
-    } else if (block.o.signed_output) {
-      store_stretches<kTile, true>(r, first, valid);
-    } else {
-      store_stretches<kTile, false>(r, first, valid);
-    }
-  }
-
-  // Pixel first + p of each stretch: the second's bytes (the packed vector's high 32) stored from
-  // 32 bytes before its pixel's first channel, the first's masked off (the address stays within
-  // the output row: the second stretch starts a pixel or more into it).
-  template <int kTile, bool kSigned>
-  [[gnu::always_inline]] void store_stretches(const __m512i (&r)[4][kTile], std::int32_t first,
-                                              std::int32_t valid) const {
-    const std::uint64_t channels = (~std::uint64_t{0}) >> (64 - block.o.channels);
-    auto* out = static_cast<std::int8_t*>(block.o.output);
-    const std::int64_t stride = block.o.output_stride;
-#pragma GCC unroll 8
-    for (int p = 0; p < kTile; ++p) {
-      if (p >= valid) continue;
-      const __m512i bytes = block.template pack_bytes<kSigned>(r, p);
-      const std::int64_t pixel = first + p, second = pixel + stretch;
-      _mm512_mask_storeu_epi8(out + pixel * stride, channels, bytes);
-      if (second < block.o.pixels) {
-        _mm512_mask_storeu_epi8(out + second * stride - 32, channels << 32, bytes);
-      }
-    }
+    block.template store<kTile>(r, first, valid);
   }
 };
 
-// A run of pixels in tiles of 4 (for 32 lanes at stride 2, 6 or 8 measured no faster). Always
-// inlined, the tiles a local of the kernel (see for_tiles).
-template <class Tiles>
-[[gnu::always_inline]] inline void run_tiles(const DepthwiseOutputs& o) {
-  const Tiles tiles(o);
-  for_tiles<4>(tiles.pixels(), tiles);
-}
-
-// With the shortcuts the output's bounds allow.
+// A run of pixels in tiles of 4 (for 32 lanes at stride 2, 6 or 8 measured no faster), with the
+// shortcuts the output's bounds allow.
 template <SchemeKind K, int kParts, int kStep, int kColumns = 3, int kGroups = 1, int kStreams = 1>
 void run_fused(const DepthwiseOutputs& o) {
   // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
@@ -218,14 +184,16 @@ void run_fused(const DepthwiseOutputs& o) {
     if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
       if constexpr (K == SchemeKind::fbgemm) {
         if (o.saturated_high) {
-          return run_tiles<FusedTiles<K, true, true, kParts, kStep, kColumns, kGroups, kStreams>>(
+          return run_tiles<4,
+                           FusedTiles<K, true, true, kParts, kStep, kColumns, kGroups, kStreams>>(
               o);
         }
       }
-      return run_tiles<FusedTiles<K, true, false, kParts, kStep, kColumns, kGroups, kStreams>>(o);
+      return run_tiles<4, FusedTiles<K, true, false, kParts, kStep, kColumns, kGroups, kStreams>>(
+          o);
     }
   }
-  run_tiles<FusedTiles<K, false, false, kParts, kStep, kColumns, kGroups, kStreams>>(o);
+  run_tiles<4, FusedTiles<K, false, false, kParts, kStep, kColumns, kGroups, kStreams>>(o);
 }
 
 }  // namespace qconv::detail::avx512_vnni::depthwise

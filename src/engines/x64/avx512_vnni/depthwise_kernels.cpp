@@ -49,15 +49,14 @@ template <SchemeKind K, Written W, int kColumns, int kParts, int kStep, int kVec
     if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
       if constexpr (K == SchemeKind::fbgemm) {
         if (o.saturated_high) {
-          return for_tiles<kTile>(
-              o.pixels, BlockTiles<K, W, true, true, kColumns, kParts, kStep, kVectors>(o));
+          return run_tiles<kTile, BlockTiles<K, W, true, true, kColumns, kParts, kStep, kVectors>>(
+              o);
         }
       }
-      return for_tiles<kTile>(o.pixels,
-                              BlockTiles<K, W, true, false, kColumns, kParts, kStep, kVectors>(o));
+      return run_tiles<kTile, BlockTiles<K, W, true, false, kColumns, kParts, kStep, kVectors>>(o);
     }
   }
-  for_tiles<kTile>(o.pixels, BlockTiles<K, W, false, false, kColumns, kParts, kStep, kVectors>(o));
+  run_tiles<kTile, BlockTiles<K, W, false, false, kColumns, kParts, kStep, kVectors>>(o);
 }
 
 // A 32-lane block to bytes: two vectors packed together, tiles of 8 pixels as VectorTiles' (of 4 or

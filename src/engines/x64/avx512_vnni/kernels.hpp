@@ -184,6 +184,10 @@ struct DepthwiseOutputs {
   // first_column, in_width, pixel_bytes and zero_point), interleaved in registers: `columns` is
   // then not read. Null for the others.
   const DepthwiseColumns* source;
+  // A stacked block (up to 32 channels run as 64 lanes, depthwise_stacked_kernel): the output row
+  // as two stretches side by side, pixels [0, stretch) in the low 32 lanes' channels and
+  // [stretch, pixels) in the high 32; the kernel walks `stretch` pixels. 0: none.
+  std::int32_t stretch;
 };
 using DepthwiseOutputKernel = void (*)(const DepthwiseOutputs&);
 
@@ -218,10 +222,10 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
                                              int width, int step, int columns);
 
-// The kernel for a block of 32 lanes, of up to 32 channels, multiplier 1, of a u8 input at
-// stride 2 with 3 kernel columns at consecutive buffer columns and one group of rows, `parts` taps
-// each, that runs the output row as two stretches of ceil(pixels / 2) pixels side by side in the
-// lanes of a 64-lane block, interleaving their columns in registers from DepthwiseOutputs::source.
+// The kernel for a stacked block (DepthwiseOutputs::stretch) of up to 32 channels, multiplier 1,
+// of a u8 input at stride 2 with 3 kernel columns at consecutive buffer columns and one group of
+// rows, `parts` taps each, interleaving both stretches' columns in registers from
+// DepthwiseOutputs::source.
 // Its weights and weight_sums are a 64-lane block's, lane depthwise_lane(64, c) holding channel
 // c % 32; its stage's arrays hold the same from index `channel` on (depthwise_block_stage's
 // stacked_width). Null where (scheme, output dtype) has no vector output stage to u8 or s8, or
