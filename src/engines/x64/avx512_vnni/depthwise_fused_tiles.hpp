@@ -27,7 +27,7 @@ namespace qconv::detail::avx512_vnni::depthwise {
 // stores and the kernel's loads back ran before the kernel: MobileNetV2's 14x14 and 7x7 layers
 // 10-13 % faster.
 // kParts: each kernel column's w − zw in that many s8 parts, one vpdpbusd each.
-// kStreams 2: a block of up to 32 channels (depthwise_stacked_kernel) whose output row is cut into
+// kStreams 2: a full block of 32 channels (depthwise_stacked_kernel) whose output row is cut into
 // two stretches of ceil(pixels / 2) pixels, run side by side as the 64 lanes of one block: each
 // row's input vector holds the first stretch's column in its low 32 bytes and the second's in its
 // high 32, so the unpacks, the vpdpbusd, the output stage and the packs are the 64-lane block's,

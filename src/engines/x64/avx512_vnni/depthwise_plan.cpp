@@ -539,11 +539,11 @@ class DepthwiseKernel final : public PreparedKernel {
       if (geometry_.column_phases.size() == 1 && (three || five) && (c.step == 2 || c.step == 1) &&
           !flip_input_ && multiplier_ == 1) {
         for (Block& b : blocks_) {
-          // A block of up to 32 channels at stride 2: two stretches of the row side by side in 64
+          // A full block of 32 channels at stride 2: two stretches of the row side by side in 64
           // lanes. (At stride 1 such a block reads the buffer, whose columns serve both rows of a
           // pair: stretches there, fused or through the buffer's 64-lane tiles, took 14 % and 6 %
           // more of MobileNetV2's b1.dw, 32 channels at 112x112, on an AMD Zen 4.)
-          if (b.width == 32 && three && every_group && c.step == 2) {
+          if (b.width == 32 && b.channels == 32 && three && every_group && c.step == 2) {
             b.fused =
                 depthwise_stacked_kernel(d.scheme.kind, d.output_dtype, splits_, b.width, c.step);
             b.stacked = b.fused != nullptr;

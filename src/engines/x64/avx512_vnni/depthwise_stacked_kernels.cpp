@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Depthwise kernels for a block of up to 32 channels (a layer's last, or its only one) at stride 2
+// Depthwise kernels for a full block of 32 channels (a layer's last, or its only one) at stride 2
 // that run two stretches of the output row side by side as the 64 lanes of one block, interleaving
 // their columns in registers (depthwise_stacked_kernel in kernels.hpp; FusedTiles with kStreams 2
 // in depthwise_fused_tiles.hpp). A file of its own: the fused kernels' file is the engine's

@@ -282,20 +282,14 @@ struct BlockTiles {
   // The pixels a run's tiles walk: a stacked block's first stretch.
   std::int32_t pixels() const { return o.stretch > 0 ? o.stretch : o.pixels; }
   // A stacked block's pixel first + p of both stretches: the packed vector's low 32 bytes and its
-  // high 32, each its own 256-bit store (masked where the block has fewer than 32 channels).
+  // high 32, each its own 256-bit store (a full block: 32 channels).
   template <int kTile, bool kSigned>
   [[gnu::always_inline]] void store_stretches(const __m512i (&r)[4][kTile], std::int32_t first,
                                               std::int32_t valid) const {
-    const auto channels = static_cast<__mmask32>((~std::uint64_t{0}) >> (64 - o.channels));
-    const bool full = o.channels == 32;
     auto* out = static_cast<std::int8_t*>(o.output);
     const std::int64_t stride = o.output_stride;
     const auto put = [&](std::int64_t pixel, __m256i v) {
-      if (full) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + pixel * stride), v);
-      } else {
-        _mm256_mask_storeu_epi8(out + pixel * stride, channels, v);
-      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + pixel * stride), v);
     };
 #pragma GCC unroll 8
     for (int p = 0; p < kTile; ++p) {

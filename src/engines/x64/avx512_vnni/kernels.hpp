@@ -184,7 +184,7 @@ struct DepthwiseOutputs {
   // first_column, in_width, pixel_bytes and zero_point), interleaved in registers: `columns` is
   // then not read. Null for the others.
   const DepthwiseColumns* source;
-  // A stacked block (up to 32 channels run as 64 lanes, depthwise_stacked_kernel): the output row
+  // A stacked block (32 channels run as 64 lanes, depthwise_stacked_kernel): the output row
   // as two stretches side by side, pixels [0, stretch) in the low 32 lanes' channels and
   // [stretch, pixels) in the high 32; the kernel walks `stretch` pixels. 0: none.
   std::int32_t stretch;
@@ -222,7 +222,8 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
                                              int width, int step, int columns);
 
-// The kernel for a stacked block (DepthwiseOutputs::stretch) of up to 32 channels, multiplier 1,
+// The kernel for a stacked block (DepthwiseOutputs::stretch) of 32 channels (its loads read 32
+// bytes of each input column: a partly filled block would read past the tensor), multiplier 1,
 // of a u8 input at stride 2 with 3 kernel columns at consecutive buffer columns and one group of
 // rows, `parts` taps each, interleaving both stretches' columns in registers from
 // DepthwiseOutputs::source.
