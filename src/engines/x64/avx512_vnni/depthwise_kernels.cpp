@@ -49,14 +49,15 @@ template <SchemeKind K, Written W, int kColumns, int kParts, int kStep, int kVec
     if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
       if constexpr (K == SchemeKind::fbgemm) {
         if (o.saturated_high) {
-          return run_tiles<kTile, BlockTiles<K, W, true, true, kColumns, kParts, kStep, kVectors>>(
-              o);
+          return for_tiles<kTile>(
+              o.pixels, BlockTiles<K, W, true, true, kColumns, kParts, kStep, kVectors>(o));
         }
       }
-      return run_tiles<kTile, BlockTiles<K, W, true, false, kColumns, kParts, kStep, kVectors>>(o);
+      return for_tiles<kTile>(o.pixels,
+                              BlockTiles<K, W, true, false, kColumns, kParts, kStep, kVectors>(o));
     }
   }
-  run_tiles<kTile, BlockTiles<K, W, false, false, kColumns, kParts, kStep, kVectors>>(o);
+  for_tiles<kTile>(o.pixels, BlockTiles<K, W, false, false, kColumns, kParts, kStep, kVectors>(o));
 }
 
 // A 32-lane block to bytes: two vectors packed together, tiles of 8 pixels as VectorTiles' (of 4 or
@@ -86,11 +87,10 @@ inline void point(const float*& array, const std::int32_t* at) {
 
 template <SchemeKind K>
 void block_stage(const StageView& in, std::int64_t blocks64, std::int64_t channels,
-                 std::int32_t stacked_width, std::int32_t* storage, StageView& out) {
+                 std::int32_t* storage, StageView& out) {
   out = in;
   if (in.channel_step == 0) return;  // one set of constants for every channel
-  const std::int64_t length = depthwise_stage_words(channels, stacked_width);
-  const std::int64_t stacked_at = depthwise_stage_words(channels, 0);
+  const std::int64_t length = (channels + 63) / 64 * 64;
   std::int32_t* to = storage;
   stage_lanes::Lanes::for_each_array<K>([&](auto, auto array) {
     const auto* from = reinterpret_cast<const std::int32_t*>(in.*array);
@@ -102,10 +102,6 @@ void block_stage(const StageView& in, std::int64_t blocks64, std::int64_t channe
     }
     for (std::int64_t c = blocks64 * 64; c < channels; c += 16) {
       _mm512_storeu_si512(to + c, _mm512_loadu_si512(from + c));
-    }
-    for (int c = 0; stacked_width > 0 && c < 64; ++c) {  // channel c % width in lane c's place
-      const std::int64_t channel = blocks64 * 64 + c % stacked_width;
-      to[stacked_at + depthwise_lane(64, c)] = channel < channels ? from[channel] : 0;
     }
     point(out.*array, to);
     to += length;
@@ -133,31 +129,27 @@ DepthwiseOutputKernel for_layout(int columns, int parts, int column_step) {
 }  // namespace
 
 void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t blocks64,
-                           std::int64_t channels, std::int32_t stacked_width, std::int32_t* storage,
-                           StageView& out) {
+                           std::int64_t channels, std::int32_t* storage, StageView& out) {
   switch (scheme) {
     case SchemeKind::int32:
-      return block_stage<SchemeKind::int32>(in, blocks64, channels, stacked_width, storage, out);
+      return block_stage<SchemeKind::int32>(in, blocks64, channels, storage, out);
     case SchemeKind::fbgemm:
-      return block_stage<SchemeKind::fbgemm>(in, blocks64, channels, stacked_width, storage, out);
+      return block_stage<SchemeKind::fbgemm>(in, blocks64, channels, storage, out);
     case SchemeKind::qnnpack:
-      return block_stage<SchemeKind::qnnpack>(in, blocks64, channels, stacked_width, storage, out);
+      return block_stage<SchemeKind::qnnpack>(in, blocks64, channels, storage, out);
     case SchemeKind::onednn:
-      return block_stage<SchemeKind::onednn>(in, blocks64, channels, stacked_width, storage, out);
+      return block_stage<SchemeKind::onednn>(in, blocks64, channels, storage, out);
     case SchemeKind::onnx:
-      return block_stage<SchemeKind::onnx>(in, blocks64, channels, stacked_width, storage, out);
-    case SchemeKind::tvm:
-      return block_stage<SchemeKind::tvm>(in, blocks64, channels, stacked_width, storage, out);
+      return block_stage<SchemeKind::onnx>(in, blocks64, channels, storage, out);
+    case SchemeKind::tvm: return block_stage<SchemeKind::tvm>(in, blocks64, channels, storage, out);
     case SchemeKind::tvm_f32:
-      return block_stage<SchemeKind::tvm_f32>(in, blocks64, channels, stacked_width, storage, out);
+      return block_stage<SchemeKind::tvm_f32>(in, blocks64, channels, storage, out);
     case SchemeKind::tflite:
-      return block_stage<SchemeKind::tflite>(in, blocks64, channels, stacked_width, storage, out);
+      return block_stage<SchemeKind::tflite>(in, blocks64, channels, storage, out);
     case SchemeKind::tflite_single:
-      return block_stage<SchemeKind::tflite_single>(in, blocks64, channels, stacked_width, storage,
-                                                    out);
+      return block_stage<SchemeKind::tflite_single>(in, blocks64, channels, storage, out);
     case SchemeKind::onnxruntime:
-      return block_stage<SchemeKind::onnxruntime>(in, blocks64, channels, stacked_width, storage,
-                                                  out);
+      return block_stage<SchemeKind::onnxruntime>(in, blocks64, channels, storage, out);
   }
   out = in;
 }

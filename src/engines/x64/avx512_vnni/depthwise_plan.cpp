@@ -214,9 +214,6 @@ struct Block {
   // A full block's kernel that interleaves its columns itself (3- and 5-column stride 1 and 2
   // layers that have one), or null: its columns go through the buffer.
   DepthwiseOutputKernel fused;
-  // A block of 32 lanes whose fused kernel runs two stretches of the row side by side in 64 lanes
-  // (depthwise_stacked_kernel): its weights and sums are packed as that 64-lane block's.
-  bool stacked;
 };
 
 class DepthwiseKernel final : public PreparedKernel {
@@ -240,32 +237,48 @@ class DepthwiseKernel final : public PreparedKernel {
       const std::int64_t step = geometry_.row_step;
       if (!geometry_.row_pairs || (y / step) % 2 == 0) task_rows_.push_back(y);
     }
-    plan_task_rows();
-    splits_ = weight_parts_needed(problem, weights);
-    for (ColumnPhase& c : geometry_.column_phases) {
-      for (std::int64_t off : c.offsets) {
-        for (int k = 0; k < splits_; ++k) {
-          c.tap_columns.push_back(static_cast<std::int32_t>(off - geometry_.first_column));
-        }
-      }
-    }
-    epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
-    choose_kernels();
     pack(problem, weights);
+    plan_task_rows();
     columns_ = geometry_.max_columns();
     // Interleaved columns (at most 64 lanes of 4 bytes), then the sums of a scalar output stage.
     scratch_bytes_ = round_up(
         geometry_.max_groups * columns_ * 256 + 256 * (geometry_.max_pixels() + kTilePixels) + 64,
         64);
+    stage_bytes_ = 7 * round_up(out_channels_, 64) * 4;
     planes_ = DepthwisePlanePath::plan(problem, weights, splits_);
     if (planes_ == nullptr && (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW)) {
       plan_slabs();
     }
-    for (const Block& b : blocks_) {
-      blocks64_ += b.width == 64 ? 1 : 0;
-      if (b.stacked) stacked_width_ = b.width;
+    for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
+    epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
+    for (ColumnPhase& c : geometry_.column_phases) {
+      // Kernel columns at consecutive buffer columns, each split into splits_ taps: a fixed
+      // schedule where the kernels have one.
+      bool consecutive = true;
+      for (std::size_t t = 0; t < c.tap_columns.size(); ++t) {
+        consecutive =
+            consecutive && c.tap_columns[t] == c.tap_columns[0] + static_cast<int>(t) / splits_;
+      }
+      const int columns = consecutive ? static_cast<int>(c.kernel_cols.size()) : 0;
+      c.kernel = depthwise_output_kernel(d.scheme.kind, d.output_dtype, columns, splits_, c.step);
+      // Stride 1 or 2 over 3 kernel columns in one group of rows, or over 5 in two, a u8 input,
+      // multiplier 1: full blocks interleave their columns in registers instead of a buffer, where
+      // a kernel does (depthwise_fused_kernel: 3 columns at stride 2 every width, at stride 1 64
+      // and 16 lanes; 5 columns 64 lanes, at stride 1 one part only). 5x5 on an AMD Zen 4, stride
+      // 2: 240 channels at 28x28 27.6 -> 25.1 us, 144 at 56x56 67.7 -> 55.4 us, 256 at 56x56 93.2
+      // -> 80.0 us, 672 at 14x14 18.2 -> 15.0 us; stride 1: 128 at 56x56 134.1 -> 108.6 us, 240
+      // at 14x14 19.8 -> 17.8 us, 480 at 14x14 35.8 -> 30.8 us, 1152 at 7x7 24.5 -> 19.6 us.
+      const bool three = columns == 3 && geometry_.max_groups == 1;
+      const bool five = columns == 5 && geometry_.max_groups == 2;
+      if (geometry_.column_phases.size() == 1 && (three || five) && (c.step == 2 || c.step == 1) &&
+          !flip_input_ && multiplier_ == 1) {
+        for (Block& b : blocks_) {
+          if (b.channels != b.width) continue;
+          b.fused = depthwise_fused_kernel(d.scheme.kind, d.output_dtype, splits_, b.width, c.step,
+                                           columns);
+        }
+      }
     }
-    stage_bytes_ = 7 * depthwise_stage_words(out_channels_, stacked_width_) * 4;
     plan_kernel_args();
   }
 
@@ -296,13 +309,8 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     if (epilogue_ == nullptr) out << " (scalar output stage)";
     const bool fused = std::any_of(blocks_.begin(), blocks_.end(),
-                                   [](const Block& b) { return b.fused != nullptr && !b.stacked; });
+                                   [](const Block& b) { return b.fused != nullptr; });
     if (fused) out << " (full blocks: columns interleaved in registers)";
-    if (stacked_width_ > 0) {
-      out << " (last " << blocks_.back().channels
-          << " channels: two stretches of each row side by side in 64 lanes, columns "
-             "interleaved in registers)";
-    }
     return out.str();
   }
 
@@ -322,8 +330,7 @@ class DepthwiseKernel final : public PreparedKernel {
         gemm::StageSlot::depthwise_blocks, serial_, call.stage,
         static_cast<std::size_t>(stage_bytes_), [&](std::uint8_t* storage, StageView& view) {
           depthwise_block_stage(d.scheme.kind, stage_view(call.stage.vectors()), blocks64_,
-                                out_channels_, stacked_width_,
-                                reinterpret_cast<std::int32_t*>(storage), view);
+                                out_channels_, reinterpret_cast<std::int32_t*>(storage), view);
         });
     const int slots = parallel_participants(threads);
     const std::int64_t slot_bytes =
@@ -509,74 +516,31 @@ class DepthwiseKernel final : public PreparedKernel {
     }
   }
 
-  // Each column phase's kernel over the buffer, and the blocks' fused kernels where they have one.
-  void choose_kernels() {
-    const auto& d = problem_.desc();
-    // A fused kernel runs a row only where its tasks have all its groups of rows (run_row): a
-    // stacked block's weights serve no other kernel.
-    const bool every_group = std::all_of(task_groups_.begin(), task_groups_.end(),
-                                         [&](std::int32_t g) { return g == geometry_.max_groups; });
+  // Weights per (block, row phase, column phase): [group][split tap][width lanes][4 rows] s8, and
+  // Σ(w − zw) per lane.
+  void pack(const Problem& problem, const CanonicalWeights& weights) {
+    splits_ = weight_parts_needed(problem, weights);
     for (ColumnPhase& c : geometry_.column_phases) {
-      // Kernel columns at consecutive buffer columns, each split into splits_ taps: a fixed
-      // schedule where the kernels have one.
-      bool consecutive = true;
-      for (std::size_t t = 0; t < c.tap_columns.size(); ++t) {
-        consecutive =
-            consecutive && c.tap_columns[t] == c.tap_columns[0] + static_cast<int>(t) / splits_;
-      }
-      const int columns = consecutive ? static_cast<int>(c.kernel_cols.size()) : 0;
-      c.kernel = depthwise_output_kernel(d.scheme.kind, d.output_dtype, columns, splits_, c.step);
-      // Stride 1 or 2 over 3 kernel columns in one group of rows, or over 5 in two, a u8 input,
-      // multiplier 1: full blocks interleave their columns in registers instead of a buffer, where
-      // a kernel does (depthwise_fused_kernel: 3 columns at strides 1 and 2 64 and 16 lanes; 5
-      // columns 64 lanes, at stride 1 one part only; depthwise_stacked_kernel: 3 columns at stride
-      // 2, 32 lanes, full or not). 5x5 on an AMD Zen 4, stride
-      // 2: 240 channels at 28x28 27.6 -> 25.1 us, 144 at 56x56 67.7 -> 55.4 us, 256 at 56x56 93.2
-      // -> 80.0 us, 672 at 14x14 18.2 -> 15.0 us; stride 1: 128 at 56x56 134.1 -> 108.6 us, 240
-      // at 14x14 19.8 -> 17.8 us, 480 at 14x14 35.8 -> 30.8 us, 1152 at 7x7 24.5 -> 19.6 us.
-      const bool three = columns == 3 && geometry_.max_groups == 1;
-      const bool five = columns == 5 && geometry_.max_groups == 2;
-      if (geometry_.column_phases.size() == 1 && (three || five) && (c.step == 2 || c.step == 1) &&
-          !flip_input_ && multiplier_ == 1) {
-        for (Block& b : blocks_) {
-          // A full block of 32 channels at stride 2: two stretches of the row side by side in 64
-          // lanes. (At stride 1 such a block reads the buffer, whose columns serve both rows of a
-          // pair: stretches there, fused or through the buffer's 64-lane tiles, took 14 % and 6 %
-          // more of MobileNetV2's b1.dw, 32 channels at 112x112, on an AMD Zen 4.)
-          if (b.width == 32 && b.channels == 32 && three && every_group && c.step == 2) {
-            b.fused =
-                depthwise_stacked_kernel(d.scheme.kind, d.output_dtype, splits_, b.width, c.step);
-            b.stacked = b.fused != nullptr;
-            if (b.stacked) continue;
-          }
-          if (b.channels != b.width) continue;
-          b.fused = depthwise_fused_kernel(d.scheme.kind, d.output_dtype, splits_, b.width, c.step,
-                                           columns);
+      for (std::int64_t off : c.offsets) {
+        for (int k = 0; k < splits_; ++k) {
+          c.tap_columns.push_back(static_cast<std::int32_t>(off - geometry_.first_column));
         }
       }
     }
-  }
-
-  // Weights per (block, row phase, column phase): [group][split tap][width lanes][4 rows] s8 (a
-  // stacked block: 64 lanes, its channels repeated), and Σ(w − zw) per lane.
-  void pack(const Problem& problem, const CanonicalWeights& weights) {
     for (const Block& b : blocks_) {
       for (const auto& rows : geometry_.row_phases) {
         const std::int64_t groups = (static_cast<std::int64_t>(rows.size()) + 3) / 4;
         for (const ColumnPhase& c : geometry_.column_phases) {
           const std::int64_t taps = static_cast<std::int64_t>(c.kernel_cols.size()) * splits_;
-          const std::int64_t lanes = b.stacked ? 64 : b.width;
+          const std::int64_t lanes = b.width;
           weight_offsets_.push_back(static_cast<std::int64_t>(weights_.size()));
           sum_offsets_.push_back(static_cast<std::int64_t>(sums_.size()));
           weights_.resize(weights_.size() + static_cast<std::size_t>(groups * taps * lanes * 4), 0);
           sums_.resize(sums_.size() + static_cast<std::size_t>(lanes), 0);
           std::int8_t* w = weights_.data() + weight_offsets_.back();
           std::int32_t* sums = sums_.data() + sum_offsets_.back();
-          for (std::int64_t lane = 0; lane < lanes; ++lane) {
-            const std::int64_t channel = lane % b.width;  // a stacked block repeats its channels
-            if (channel >= b.channels) continue;
-            const std::int64_t pos =
-                depthwise_lane(static_cast<int>(lanes), static_cast<int>(lane));
+          for (std::int64_t channel = 0; channel < b.channels; ++channel) {
+            const std::int64_t pos = depthwise_lane(b.width, static_cast<int>(channel));
             const std::int64_t o = b.channel + channel;
             const std::int32_t zw = problem.weight_zero_point(o);
             std::uint32_t sum = 0;
@@ -739,9 +703,6 @@ class DepthwiseKernel final : public PreparedKernel {
   void plan_kernel_args() {
     const auto& d = problem_.desc();
     const std::int64_t out_stride = (problem_.transposed() ? d.stride_w : 1) * out_channels_;
-    // A stacked block (one column phase): the pixels of its first stretch.
-    const auto stretch =
-        static_cast<std::int32_t>((geometry_.column_phases.front().pixels + 1) / 2);
     for (std::size_t k = 0; k < blocks_.size(); ++k) {
       const Block& b = blocks_[k];
       columns_args_.push_back({nullptr, b.input_offset, 0, in_channels_, d.in_width,
@@ -764,15 +725,14 @@ class DepthwiseKernel final : public PreparedKernel {
                                    static_cast<std::int32_t>(phase.pixels),
                                    phase.step,
                                    b.channels,
-                                   b.stacked ? depthwise_stage_words(out_channels_, 0) : b.channel,
+                                   b.channel,
                                    nullptr,
                                    out_stride,
                                    d.output_dtype == DType::s8,
                                    false,
                                    nullptr,
                                    nullptr,
-                                   nullptr,
-                                   b.stacked ? stretch : 0});
+                                   nullptr});
         }
       }
     }
@@ -801,9 +761,7 @@ class DepthwiseKernel final : public PreparedKernel {
   std::int64_t columns_ = 0, scratch_bytes_ = 0, stage_bytes_ = 0;
   // NCHW input or output: task rows per slab (0: NHWC in and out, no slabs), and a slab's bytes.
   std::int64_t slab_tasks_ = 0, slab_input_bytes_ = 0, slab_output_bytes_ = 0;
-  std::int64_t blocks64_ = 0;       // the first blocks, 64 lanes wide
-  std::int32_t stacked_width_ = 0;  // 32 where the last block is stacked (else 0)
-
+  std::int64_t blocks64_ = 0;  // the first blocks, 64 lanes wide
   EpilogueKernel epilogue_ = nullptr;
   std::unique_ptr<DepthwisePlanePath> planes_;  // NCHW in and out, where it applies (else null)
 };

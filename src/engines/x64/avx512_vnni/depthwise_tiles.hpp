@@ -147,14 +147,6 @@ template <int kTile, class Tile>
   }
 }
 
-// The tiles of a run (Tiles::pixels() of them, in tiles of kTile), the tiles a local of the
-// kernel. Always inlined (see for_tiles).
-template <int kTile, class Tiles>
-[[gnu::always_inline]] inline void run_tiles(const DepthwiseOutputs& o) {
-  const Tiles tiles(o);
-  for_tiles<kTile>(tiles.pixels(), tiles);
-}
-
 // Blocks of 16 lanes, and of 32 to s32 or the sums (channels in order): one vector of 16 channels
 // at a time over the whole run (its output-stage constants and weights loaded once), each sum
 // narrowed on its own.
@@ -266,38 +258,11 @@ struct BlockTiles {
   template <int kTile>
   [[gnu::always_inline]] void store(const __m512i (&r)[4][kTile], std::int32_t first,
                                     std::int32_t valid) const {
-    if constexpr (kBytes && kVectors == 4) {
-      if (o.stretch > 0) {
-        if (o.signed_output) return store_stretches<kTile, true>(r, first, valid);
-        return store_stretches<kTile, false>(r, first, valid);
-      }
-    }
     if constexpr (kBytes) {
       if (o.signed_output) return store_bytes<kTile, true>(r, first, valid);
       store_bytes<kTile, false>(r, first, valid);
     } else {
       store_words<kTile>(r, first, valid);
-    }
-  }
-  // The pixels a run's tiles walk: a stacked block's first stretch.
-  std::int32_t pixels() const { return o.stretch > 0 ? o.stretch : o.pixels; }
-  // A stacked block's pixel first + p of both stretches: the packed vector's low 32 bytes and its
-  // high 32, each its own 256-bit store (a full block: 32 channels).
-  template <int kTile, bool kSigned>
-  [[gnu::always_inline]] void store_stretches(const __m512i (&r)[4][kTile], std::int32_t first,
-                                              std::int32_t valid) const {
-    auto* out = static_cast<std::int8_t*>(o.output);
-    const std::int64_t stride = o.output_stride;
-    const auto put = [&](std::int64_t pixel, __m256i v) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + pixel * stride), v);
-    };
-#pragma GCC unroll 8
-    for (int p = 0; p < kTile; ++p) {
-      if (p >= valid) continue;
-      const __m512i bytes = pack_bytes<kSigned>(r, p);
-      const std::int64_t pixel = first + p, second = pixel + o.stretch;
-      put(pixel, _mm512_castsi512_si256(bytes));
-      if (second < o.pixels) put(second, _mm512_extracti64x4_epi64(bytes, 1));
     }
   }
   template <int kTile, bool kSigned>
@@ -311,17 +276,12 @@ struct BlockTiles {
 #pragma GCC unroll 8
     for (int p = 0; p < kTile; ++p) {
       if (p >= valid) continue;
-      __m512i bytes = pack_bytes<kSigned>(r, p);
+      const __m512i high = kVectors == 4 ? r[3][p] : r[1][p];
+      __m512i bytes =
+          kSigned ? _mm512_packs_epi16(r[1][p], high) : _mm512_packus_epi16(r[1][p], high);
       if constexpr (kVectors == 2) bytes = _mm512_permutexvar_epi32(order, bytes);
       _mm512_mask_storeu_epi8(out + p * stride, mask, bytes);
     }
-  }
-  // Pixel p's words (r[1] and r[3], or r[1] alone for 32 lanes) to bytes: for 64 lanes the
-  // block's channels in order.
-  template <bool kSigned, int kTile>
-  [[gnu::always_inline]] __m512i pack_bytes(const __m512i (&r)[4][kTile], int p) const {
-    const __m512i high = kVectors == 4 ? r[3][p] : r[1][p];
-    return kSigned ? _mm512_packs_epi16(r[1][p], high) : _mm512_packus_epi16(r[1][p], high);
   }
   template <int kTile>
   [[gnu::always_inline]] void store_words(const __m512i (&r)[4][kTile], std::int32_t first,

@@ -184,26 +184,15 @@ struct DepthwiseOutputs {
   // first_column, in_width, pixel_bytes and zero_point), interleaved in registers: `columns` is
   // then not read. Null for the others.
   const DepthwiseColumns* source;
-  // A stacked block (32 channels run as 64 lanes, depthwise_stacked_kernel): the output row
-  // as two stretches side by side, pixels [0, stretch) in the low 32 lanes' channels and
-  // [stretch, pixels) in the high 32; the kernel walks `stretch` pixels. 0: none.
-  std::int32_t stretch;
 };
 using DepthwiseOutputKernel = void (*)(const DepthwiseOutputs&);
 
 // The output stage's per-channel arrays that `scheme` reads, copied into `storage` (7 arrays of
-// depthwise_stage_words(channels, stacked_width) words, 64-byte aligned) with the channels of each
-// of the first `blocks64` 64-lane blocks in their lanes' order (depthwise_lane), the rest as they
-// are; `out` is `in` pointing at the copies (`in` itself when every channel shares one set of
-// constants). stacked_width 32 (0: none): the channels after the 64-lane blocks once more, from
-// index channels rounded up to 64 on, as a 64-lane block of them twice (depthwise_stacked_kernel).
+// `channels` rounded up to 64 words, 64-byte aligned) with the channels of each of the first
+// `blocks64` 64-lane blocks in their lanes' order (depthwise_lane), the rest as they are; `out` is
+// `in` pointing at the copies (`in` itself when every channel shares one set of constants).
 void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t blocks64,
-                           std::int64_t channels, std::int32_t stacked_width, std::int32_t* storage,
-                           StageView& out);
-// The words of each of those arrays.
-constexpr std::int64_t depthwise_stage_words(std::int64_t channels, std::int32_t stacked_width) {
-  return (channels + 63) / 64 * 64 + (stacked_width > 0 ? 64 : 0);
-}
+                           std::int64_t channels, std::int32_t* storage, StageView& out);
 
 // The kernel for a run of output pixels: fused with the output stage of (scheme, output dtype),
 // or writing DepthwiseOutputs::sums where that pair has no vector form (epilogue_kernel() null).
@@ -221,18 +210,6 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
 // parts (at stride 1: more than 1, or 32 lanes), or for another width, step or column count.
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
                                              int width, int step, int columns);
-
-// The kernel for a stacked block (DepthwiseOutputs::stretch) of 32 channels (its loads read 32
-// bytes of each input column: a partly filled block would read past the tensor), multiplier 1,
-// of a u8 input at stride 2 with 3 kernel columns at consecutive buffer columns and one group of
-// rows, `parts` taps each, interleaving both stretches' columns in registers from
-// DepthwiseOutputs::source.
-// Its weights and weight_sums are a 64-lane block's, lane depthwise_lane(64, c) holding channel
-// c % 32; its stage's arrays hold the same from index `channel` on (depthwise_block_stage's
-// stacked_width). Null where (scheme, output dtype) has no vector output stage to u8 or s8, or
-// for another width, step or more than 2 parts.
-DepthwiseOutputKernel depthwise_stacked_kernel(SchemeKind scheme, DType output_dtype, int parts,
-                                               int width, int step);
 
 // Depthwise on NCHW planes, pixels in lanes (depthwise_plane_kernels.cpp, planned by
 // depthwise_planes.cpp; needs AVX-512 VBMI besides the engine's features): each output plane is cut
