@@ -48,6 +48,7 @@
 #include "engines/gemm/nchw_flat_plan.hpp"
 #include "engines/gemm/panel_packing.hpp"
 #include "engines/gemm/stage_view.hpp"
+#include "engines/gemm/weight_symmetry.hpp"
 #include "output/rounding.hpp"
 
 namespace qconv::detail::gemm {
@@ -91,17 +92,6 @@ constexpr std::int64_t kFlatRunFullPanelBelowK = 1024;
 // call's fixed costs, 1-5 % of 96 pixels of a 16-channel layer), and short enough that 2 threads
 // still share a 28x28 layer evenly.
 constexpr std::int64_t kFlatRunChunk = 192;
-
-// Whether every weight zero point is the weights' middle (0 for s8, 128 for u8): packed as s8
-// (w' = w − 128 for u8), every zw' is then 0, and no window sums are needed.
-bool symmetric_weights(const Problem& problem) {
-  const auto& d = problem.desc();
-  const std::int32_t middle = d.weight_dtype == DType::u8 ? 128 : 0;
-  for (std::int64_t o = 0; o < d.out_channels; ++o) {
-    if (problem.weight_zero_point(o) != middle) return false;
-  }
-  return true;
-}
 
 // Tiles covering [begin, end): with AMX, blocks of up to 32 pixels, as even as possible (56 →
 // 28,28: a thread reloads the tile configuration whenever the block height changes, which cost
@@ -346,7 +336,7 @@ class GemmKernel final : public PreparedKernel {
     // Both tensors NCHW around a 1x1 layer: pixels in lanes, no transposes (nchw_flat_plan.hpp).
     if (depthwise_) nchw_depthwise_ = NchwDepthwisePlan::make(problem, weights, kernels);
     if (!amx_ && !depthwise_) {
-      if (const NchwFlatKernel kernel = NchwFlatPlan::kernel_for(problem, kernels, shift_)) {
+      if (const NchwFlatKernel kernel = NchwFlatPlan::kernel_for(problem, kernels)) {
         nchw_flat_ = std::make_unique<NchwFlatPlan>(problem, weights, shift_, kernel,
                                                     kernels.input_widening);
       }

@@ -6,6 +6,7 @@
 #include "core/parallel.hpp"
 #include "core/worker_scratch.hpp"
 #include "engines/gemm/activation_copies.hpp"
+#include "engines/gemm/weight_symmetry.hpp"
 
 namespace qconv::detail::gemm {
 namespace {
@@ -18,16 +19,13 @@ constexpr std::int64_t kMinTasks = 8;
 
 }  // namespace
 
-NchwFlatKernel NchwFlatPlan::kernel_for(const Problem& problem, const KernelSet& kernels,
-                                        std::int32_t shift) {
+NchwFlatKernel NchwFlatPlan::kernel_for(const Problem& problem, const KernelSet& kernels) {
   const auto& d = problem.desc();
   if (kernels.nchw_flat_run == nullptr || problem.transposed() || d.groups != 1) return nullptr;
   if (d.input_layout != Layout::NCHW || d.output_layout != Layout::NCHW) return nullptr;
   if (d.kernel_h != 1 || d.kernel_w != 1 || d.stride_h != 1 || d.stride_w != 1) return nullptr;
   if (d.pad_top != 0 || d.pad_bottom != 0 || d.pad_left != 0 || d.pad_right != 0) return nullptr;
-  for (std::int64_t o = 0; o < d.out_channels; ++o) {
-    if (problem.weight_zero_point(o) != shift) return nullptr;
-  }
+  if (!symmetric_weights(problem)) return nullptr;
   // A partial last block multiplies its empty lanes too. Where they would be over a tenth of the
   // lanes (a 14x14 image: 4 blocks for 196 pixels; 7x7: 64 lanes for 49) the transposes around the
   // NHWC tiles measured faster; at 112x112, 56x56 and 28x28 this plan was (MobileNetV2: b2.expand

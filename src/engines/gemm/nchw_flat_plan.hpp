@@ -17,11 +17,10 @@ namespace qconv::detail::gemm {
 class NchwFlatPlan {
  public:
   // The kernel set's kernel for `problem`, or null where this plan does not take it: not a 1x1,
-  // stride-1, unpadded, ungrouped convolution with NCHW input and output; weights whose w − zw is
-  // not w − `shift` for every channel (a weight zero point needs window sums, which this plan has
-  // not); an output the kernel set has no such kernel for.
-  static NchwFlatKernel kernel_for(const Problem& problem, const KernelSet& kernels,
-                                   std::int32_t shift);
+  // stride-1, unpadded, ungrouped convolution with NCHW input and output; weights that are not
+  // symmetric (symmetric_weights: a weight zero point needs window sums, which this plan has not);
+  // an output the kernel set has no such kernel for.
+  static NchwFlatKernel kernel_for(const Problem& problem, const KernelSet& kernels);
 
   // `shift`: every channel's weight zero point (0 for s8 weights, 128 for u8), so that the packed
   // w − shift fits s8. `input_widening`: the kernel set's (KernelSet::input_widening), the factor
