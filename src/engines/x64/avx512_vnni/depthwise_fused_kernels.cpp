@@ -91,13 +91,15 @@ struct FusedTiles {
       for (int t = 0; t < kStep * (kTile - 1) + kColumns; ++t) {
         __m512i q[kVectors];
         interleave(g, first_column + kStep * static_cast<std::int64_t>(first) + t, q);
-        // 5 columns at stride 2: the weights read where they are used (memory operands). Left to
-        // itself GCC keeps a group's 20 weight vectors in registers and spills accumulators
-        // (100-200 stores a tile loop, against 2-4 so): 256 at 56x56 82.4 -> 75.6 us on an AMD
-        // Zen 4. At stride 1, where each weight feeds more of a tile's pixels, the spilling
-        // version measured faster (128 at 56x56 107.5 against 127.8 us; the buffer 134): kept.
+        // 5 columns, or w − zw in two parts, at stride 2: the weights read where they are used
+        // (memory operands). Left to itself GCC keeps a group's 20 (or 24) weight vectors in
+        // registers and spills accumulators (100-200 stores a tile loop for 5 columns, 64 stack
+        // accesses for two parts, against 2-4 so): on an AMD Zen 4, 256 at 56x56 82.4 -> 75.6 us;
+        // with a weight zero point, MobileNetV2's b2.dw 66.9 -> 65.7 us and b4.dw 27.6 -> 26.8.
+        // At stride 1, where each weight feeds more of a tile's pixels, the spilling version
+        // measured faster (128 at 56x56 107.5 against 127.8 us; the buffer 134): kept.
         const std::int8_t* wt = w;
-        if constexpr (kColumns > 3 && kStep == 2) asm("" : "+r"(wt));
+        if constexpr ((kColumns > 3 || kParts > 1) && kStep == 2) asm("" : "+r"(wt));
 #pragma GCC unroll 5
         for (int s = 0; s < kColumns; ++s) {
           if (t < s || (t - s) % kStep != 0 || (t - s) / kStep >= kTile) continue;
