@@ -186,10 +186,11 @@ inline void transpose_lanes(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
 // depthwise_columns.cpp), and one 64-byte store; to s32 (or the exact sums), the lanes transposed
 // back and four stores. The pack to bytes is the only step where u8 and s8 differ (chosen once per
 // tile). A 32-lane block to bytes (kVectors 2, channels in order): its two vectors packed the same
-// way, one vpermd putting the 32 bytes in order, one store (narrowed one vector at a time, the
-// 32-channel layers took a third more time per channel than the 64-lane blocks). kSaturatedLow:
-// the pack to bytes saturates at the output's lower bound, so the schemes skip their own low
-// clamp; kSaturatedHigh (fbgemm): likewise at the upper bound (DepthwiseOutputs::saturated_high).
+// way, then two pixels' words to bytes together and one vpermd putting both pixels' 32 bytes in
+// order (store_pairs; narrowed one vector at a time, the 32-channel layers took a third more time
+// per channel than the 64-lane blocks). kSaturatedLow: the pack to bytes saturates at the
+// output's lower bound, so the schemes skip their own low clamp; kSaturatedHigh (fbgemm):
+// likewise at the upper bound (DepthwiseOutputs::saturated_high).
 template <SchemeKind K, Written W, bool kSaturatedLow, bool kSaturatedHigh, int kColumns,
           int kParts, int kStep, int kVectors = 4>
 struct BlockTiles {
@@ -268,19 +269,47 @@ struct BlockTiles {
   template <int kTile, bool kSigned>
   [[gnu::always_inline]] void store_bytes(const __m512i (&r)[4][kTile], std::int32_t first,
                                           std::int32_t valid) const {
-    const __mmask64 mask = (~std::uint64_t{0}) >> (64 - o.channels);
     auto* out = static_cast<std::int8_t*>(o.output) + first * o.output_stride;
     const std::int64_t stride = o.output_stride;
-    // kVectors 2: 128-bit lane l's dwords 0 and 1 hold channels 4l.. and 16 + 4l..
+    if constexpr (kVectors == 2) {
+      store_pairs<kTile, kSigned>(r, out, stride, valid);
+    } else {
+      const __mmask64 mask = (~std::uint64_t{0}) >> (64 - o.channels);
+#pragma GCC unroll 8
+      for (int p = 0; p < kTile; ++p) {
+        if (p >= valid) continue;
+        const __m512i bytes =
+            kSigned ? _mm512_packs_epi16(r[1][p], r[3][p]) : _mm512_packus_epi16(r[1][p], r[3][p]);
+        _mm512_mask_storeu_epi8(out + p * stride, mask, bytes);
+      }
+    }
+  }
+  // A 32-lane block's pixels two at a time: one pack to bytes and one vpermd for both (128-bit
+  // lane l's dwords 0 and 1 hold the first pixel's channels 4l.. and 16 + 4l.., dwords 2 and 3
+  // the second's), then each pixel's 32 bytes stored on their own, or as one 64-byte store where
+  // the two pixels lie next to each other (an output of exactly 32 channels). A pixel at a time,
+  // with half of each pack's and vpermd's lanes unused, MobileNetV1's dw1 and V2's b1.dw (32
+  // channels, 112x112) took 6 % longer and b2.dw (96 = 64 + 32 channels) 2 % on an AMD Zen 4.
+  template <int kTile, bool kSigned>
+  [[gnu::always_inline]] void store_pairs(const __m512i (&r)[4][kTile], std::int8_t* out,
+                                          std::int64_t stride, std::int32_t valid) const {
+    const auto mask = static_cast<__mmask32>((~std::uint32_t{0}) >> (32 - o.channels));
+    const bool packed = stride == 32 && o.channels == 32;
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
 #pragma GCC unroll 8
-    for (int p = 0; p < kTile; ++p) {
+    for (int p = 0; p < kTile; p += 2) {
       if (p >= valid) continue;
-      const __m512i high = kVectors == 4 ? r[3][p] : r[1][p];
-      __m512i bytes =
-          kSigned ? _mm512_packs_epi16(r[1][p], high) : _mm512_packus_epi16(r[1][p], high);
-      if constexpr (kVectors == 2) bytes = _mm512_permutexvar_epi32(order, bytes);
-      _mm512_mask_storeu_epi8(out + p * stride, mask, bytes);
+      const __m512i high = p + 1 < kTile ? r[1][p + 1] : r[1][p];
+      const __m512i bytes = _mm512_permutexvar_epi32(
+          order, kSigned ? _mm512_packs_epi16(r[1][p], high) : _mm512_packus_epi16(r[1][p], high));
+      if (packed && p + 1 < valid) {
+        _mm512_storeu_si512(out + p * stride, bytes);
+        continue;
+      }
+      _mm256_mask_storeu_epi8(out + p * stride, mask, _mm512_castsi512_si256(bytes));
+      if (p + 1 < valid) {
+        _mm256_mask_storeu_epi8(out + (p + 1) * stride, mask, _mm512_extracti64x4_epi64(bytes, 1));
+      }
     }
   }
   template <int kTile>
