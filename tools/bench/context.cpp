@@ -7,11 +7,8 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_commit.inc"  // QCONV_BENCH_COMMIT, written at build time (bench_commit.cmake)
 #include "qconv/plan.hpp"
-
-#ifndef QCONV_BENCH_COMMIT
-#define QCONV_BENCH_COMMIT "unknown"
-#endif
 
 namespace qconv::bench {
 

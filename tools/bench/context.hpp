@@ -14,7 +14,7 @@ struct Context {
   std::string
       engines;  // qconv's engines this process can run, e.g. "avx512_amx,avx512_vnni,reference"
   std::string compiler;        // the compiler that built the bench
-  std::string commit;          // the source's git commit at configure time, or "unknown"
+  std::string commit;          // the source's commit at build time ("-dirty": changes beside it)
   std::string date;            // UTC, ISO 8601
   double load_average = -1.0;  // 1-minute load average of the machine (-1: unknown)
 };
