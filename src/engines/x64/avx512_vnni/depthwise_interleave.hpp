@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // One column of 4 input rows interleaved for vpdpbusd: each s32 lane the 4 rows' bytes of one
 // channel. Shared by the column buffer's build (depthwise_columns.cpp) and the kernels that
-// interleave their columns in registers (depthwise_fused_kernels.cpp). Only for files built with
-// AVX-512 flags (see kernels.hpp).
+// interleave their columns in registers (depthwise_fused_kernels.cpp, depthwise_fused_vbmi_kernels
+// .cpp). Only for files built with AVX-512 flags (see kernels.hpp).
 #pragma once
 
 #include <immintrin.h>
@@ -99,5 +99,32 @@ template <int kWidth>
       _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   return _mm512_shuffle_epi8(_mm512_permutexvar_epi32(lanes, v), bytes);
 }
+
+// interleave_rows_16 as the 16-lane fused kernel's column interleave (depthwise_fused_vector.hpp):
+// 3 lane inserts, one vpermd and one vpshufb, on every AVX-512 CPU.
+struct InterleaveRows16 {
+  [[gnu::always_inline]] static __m512i rows(__m128i a, __m128i b, __m128i x, __m128i y) {
+    return interleave_rows_16(a, b, x, y);
+  }
+};
+
+#if defined(__AVX512VBMI__)
+// The same result with VBMI (only in files built with it, for CPUs that have it): rows a and b in
+// one 256-bit half, x and y in another (two 128-bit inserts on 256-bit vectors), then one vpermt2b
+// taking byte 4c + r of the result from row r's byte c: 3 shuffles a column where
+// interleave_rows_16 takes 5.
+struct InterleaveRows16Vbmi {
+  [[gnu::always_inline]] static __m512i rows(__m128i a, __m128i b, __m128i x, __m128i y) {
+    const __m256i ab = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+    const __m256i xy = _mm256_inserti128_si256(_mm256_castsi128_si256(x), y, 1);
+    // Table bytes 0-31: a, b; 64-95: x, y.
+    const __m512i index = _mm512_set_epi8(
+        95, 79, 31, 15, 94, 78, 30, 14, 93, 77, 29, 13, 92, 76, 28, 12, 91, 75, 27, 11, 90, 74, 26,
+        10, 89, 73, 25, 9, 88, 72, 24, 8, 87, 71, 23, 7, 86, 70, 22, 6, 85, 69, 21, 5, 84, 68, 20,
+        4, 83, 67, 19, 3, 82, 66, 18, 2, 81, 65, 17, 1, 80, 64, 16, 0);
+    return _mm512_permutex2var_epi8(_mm512_castsi256_si512(ab), index, _mm512_castsi256_si512(xy));
+  }
+};
+#endif
 
 }  // namespace qconv::detail::avx512_vnni

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/aligned.hpp"
+#include "core/cpu_features.hpp"
 #include "core/parallel.hpp"
 #include "core/worker_scratch.hpp"
 #include "engines/gemm/activation_copies.hpp"
@@ -270,12 +271,13 @@ class DepthwiseKernel final : public PreparedKernel {
       // at 14x14 19.8 -> 17.8 us, 480 at 14x14 35.8 -> 30.8 us, 1152 at 7x7 24.5 -> 19.6 us.
       const bool three = columns == 3 && geometry_.max_groups == 1;
       const bool five = columns == 5 && geometry_.max_groups == 2;
+      const bool vbmi = (host_cpu_features() & kAvx512vbmi) != 0;
       if (geometry_.column_phases.size() == 1 && (three || five) && (c.step == 2 || c.step == 1) &&
           !flip_input_ && multiplier_ == 1) {
         for (Block& b : blocks_) {
           if (b.channels != b.width) continue;
           b.fused = depthwise_fused_kernel(d.scheme.kind, d.output_dtype, splits_, b.width, c.step,
-                                           columns);
+                                           columns, vbmi);
         }
       }
     }
