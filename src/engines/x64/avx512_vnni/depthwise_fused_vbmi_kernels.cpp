@@ -8,9 +8,40 @@
 #include "engines/x64/avx512_vnni/kernels.hpp"
 
 namespace qconv::detail::avx512_vnni {
+namespace {
+
+using depthwise::run_fused_vector;
+
+// The kernel for w − zw in `parts` (1 or 2) s8 parts at stride `step` (1 or 2), or null.
+template <SchemeKind K>
+DepthwiseOutputKernel fused_vector_kernel(int parts, int step) {
+  if (parts == 1) {
+    if (step == 1) return &run_fused_vector<K, 1, 1, InterleaveRows16Vbmi>;
+    if (step == 2) return &run_fused_vector<K, 1, 2, InterleaveRows16Vbmi>;
+  } else if (parts == 2) {
+    if (step == 1) return &run_fused_vector<K, 2, 1, InterleaveRows16Vbmi>;
+    if (step == 2) return &run_fused_vector<K, 2, 2, InterleaveRows16Vbmi>;
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 DepthwiseOutputKernel depthwise_fused_vector_vbmi_kernel(SchemeKind scheme, int parts, int step) {
-  return depthwise::fused_vector_kernel<InterleaveRows16Vbmi>(scheme, parts, step);
+  switch (scheme) {
+    case SchemeKind::fbgemm: return fused_vector_kernel<SchemeKind::fbgemm>(parts, step);
+    case SchemeKind::qnnpack: return fused_vector_kernel<SchemeKind::qnnpack>(parts, step);
+    case SchemeKind::onednn: return fused_vector_kernel<SchemeKind::onednn>(parts, step);
+    case SchemeKind::onnx: return fused_vector_kernel<SchemeKind::onnx>(parts, step);
+    case SchemeKind::tvm: return fused_vector_kernel<SchemeKind::tvm>(parts, step);
+    case SchemeKind::tvm_f32: return fused_vector_kernel<SchemeKind::tvm_f32>(parts, step);
+    case SchemeKind::tflite: return fused_vector_kernel<SchemeKind::tflite>(parts, step);
+    case SchemeKind::tflite_single:
+      return fused_vector_kernel<SchemeKind::tflite_single>(parts, step);
+    case SchemeKind::onnxruntime: return fused_vector_kernel<SchemeKind::onnxruntime>(parts, step);
+    case SchemeKind::int32: break;
+  }
+  return nullptr;
 }
 
 }  // namespace qconv::detail::avx512_vnni

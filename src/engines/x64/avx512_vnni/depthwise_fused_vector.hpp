@@ -86,42 +86,4 @@ void run_fused_vector(const DepthwiseOutputs& o) {
   for_tiles<8>(o.pixels, FusedVector<K, kParts, false, kStep, Interleave>(o));
 }
 
-// The kernel for w − zw in `parts` (1 or 2) s8 parts at stride `step` (1 or 2), or null.
-template <SchemeKind K, class Interleave>
-DepthwiseOutputKernel fused_vector_kernel(int parts, int step) {
-  if (parts == 1) {
-    if (step == 1) return &run_fused_vector<K, 1, 1, Interleave>;
-    if (step == 2) return &run_fused_vector<K, 1, 2, Interleave>;
-  } else if (parts == 2) {
-    if (step == 1) return &run_fused_vector<K, 2, 1, Interleave>;
-    if (step == 2) return &run_fused_vector<K, 2, 2, Interleave>;
-  }
-  return nullptr;
-}
-
-// fused_vector_kernel for a scheme given at run time.
-template <class Interleave>
-DepthwiseOutputKernel fused_vector_kernel(SchemeKind scheme, int parts, int step) {
-  switch (scheme) {
-    case SchemeKind::fbgemm:
-      return fused_vector_kernel<SchemeKind::fbgemm, Interleave>(parts, step);
-    case SchemeKind::qnnpack:
-      return fused_vector_kernel<SchemeKind::qnnpack, Interleave>(parts, step);
-    case SchemeKind::onednn:
-      return fused_vector_kernel<SchemeKind::onednn, Interleave>(parts, step);
-    case SchemeKind::onnx: return fused_vector_kernel<SchemeKind::onnx, Interleave>(parts, step);
-    case SchemeKind::tvm: return fused_vector_kernel<SchemeKind::tvm, Interleave>(parts, step);
-    case SchemeKind::tvm_f32:
-      return fused_vector_kernel<SchemeKind::tvm_f32, Interleave>(parts, step);
-    case SchemeKind::tflite:
-      return fused_vector_kernel<SchemeKind::tflite, Interleave>(parts, step);
-    case SchemeKind::tflite_single:
-      return fused_vector_kernel<SchemeKind::tflite_single, Interleave>(parts, step);
-    case SchemeKind::onnxruntime:
-      return fused_vector_kernel<SchemeKind::onnxruntime, Interleave>(parts, step);
-    case SchemeKind::int32: break;
-  }
-  return nullptr;
-}
-
 }  // namespace qconv::detail::avx512_vnni::depthwise

@@ -252,6 +252,7 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
+    const bool vbmi = (host_cpu_features() & kAvx512vbmi) != 0;  // the 16-lane fused kernels'
     for (ColumnPhase& c : geometry_.column_phases) {
       // Kernel columns at consecutive buffer columns, each split into splits_ taps: a fixed
       // schedule where the kernels have one.
@@ -271,7 +272,6 @@ class DepthwiseKernel final : public PreparedKernel {
       // at 14x14 19.8 -> 17.8 us, 480 at 14x14 35.8 -> 30.8 us, 1152 at 7x7 24.5 -> 19.6 us.
       const bool three = columns == 3 && geometry_.max_groups == 1;
       const bool five = columns == 5 && geometry_.max_groups == 2;
-      const bool vbmi = (host_cpu_features() & kAvx512vbmi) != 0;
       if (geometry_.column_phases.size() == 1 && (three || five) && (c.step == 2 || c.step == 1) &&
           !flip_input_ && multiplier_ == 1) {
         for (Block& b : blocks_) {
