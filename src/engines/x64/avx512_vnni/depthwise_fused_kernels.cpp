@@ -17,7 +17,7 @@ namespace {
 using namespace depthwise;
 
 // Stride kStep (1 or 2), kColumns kernel columns and kGroups groups of 4 rows (3 and 1, or 5 and
-// 2 for 5x5), a full block of 64 (kVectors 4) or 32 (kVectors 2) lanes of a u8 input, the
+// 2 for 5x5), a full block of 64 (kVectors 4) or 32 (kVectors 2) lanes of a u8 or s8 input, the
 // columns never written to a buffer (DepthwiseOutputs::source): a tile interleaves the
 // kStep·(kTile − 1) + kColumns input columns of each group it reads in registers and feeds each
 // straight to its vpdpbusd. At stride 2 every pixel has two columns of
@@ -29,8 +29,11 @@ using namespace depthwise;
 // and the output stage, where the buffer's build, its stores and the kernel's loads back ran
 // before the kernel: MobileNetV2's 14x14 and 7x7 layers 10-13 % faster.
 // kParts: each kernel column's w − zw in that many s8 parts, one vpdpbusd each.
+// kFlip: an s8 input, each byte read as u8 by xor 0x80 (DepthwiseColumns::flip), which the
+// interleave's byte moves commute with: the interleaved vectors are flipped, and the fill is the
+// zero point before its flip.
 template <SchemeKind K, bool kSaturatedLow, bool kSaturatedHigh, int kParts, int kVectors,
-          int kStep, int kColumns = 3, int kGroups = 1>
+          int kStep, int kColumns = 3, int kGroups = 1, bool kFlip = false>
 struct FusedTiles {
   static constexpr std::int64_t kTapBytes = 64 * kVectors;  // a tap's weights: [lanes][4 rows]
   // A group's weights: [tap][lanes][4 rows].
@@ -44,7 +47,7 @@ struct FusedTiles {
 
   explicit FusedTiles(const DepthwiseOutputs& o)
       : block(o),
-        fill(_mm512_set1_epi8(static_cast<char>(o.source->zero_point))),
+        fill(_mm512_set1_epi8(static_cast<char>(o.source->zero_point ^ (kFlip ? 0x80 : 0)))),
         pixel_bytes(o.source->pixel_bytes),
         first_column(o.source->first_column),
         in_width(o.source->in_width) {
@@ -72,6 +75,12 @@ struct FusedTiles {
       interleave_narrow_rows<32>(load(0), load(1), load(2), load(3), h);
       q[0] = _mm512_inserti64x4(_mm512_castsi256_si512(h[0]), h[1], 1);
       q[1] = _mm512_inserti64x4(_mm512_castsi256_si512(h[2]), h[3], 1);
+    }
+    if constexpr (kFlip) {
+#pragma GCC unroll 4
+      for (int v = 0; v < kVectors; ++v) {
+        q[v] = _mm512_xor_si512(q[v], _mm512_set1_epi8(static_cast<char>(0x80)));
+      }
     }
   }
 
@@ -124,8 +133,8 @@ struct FusedTiles {
 };
 
 // Tiles of 4 pixels (for 32 lanes at stride 2, 6 or 8 measured no faster).
-template <SchemeKind K, int kParts, int kVectors, int kStep, int kColumns = 3, int kGroups = 1>
-void run_fused(const DepthwiseOutputs& o) {
+template <SchemeKind K, int kParts, int kVectors, int kStep, int kColumns, int kGroups, bool kFlip>
+void run_fused_tiles(const DepthwiseOutputs& o) {
   constexpr int kTile = 4;
   // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
   const StageView& s = *o.stage;
@@ -134,15 +143,27 @@ void run_fused(const DepthwiseOutputs& o) {
       if constexpr (K == SchemeKind::fbgemm) {
         if (o.saturated_high) {
           return for_tiles<kTile>(
-              o.pixels, FusedTiles<K, true, true, kParts, kVectors, kStep, kColumns, kGroups>(o));
+              o.pixels,
+              FusedTiles<K, true, true, kParts, kVectors, kStep, kColumns, kGroups, kFlip>(o));
         }
       }
       return for_tiles<kTile>(
-          o.pixels, FusedTiles<K, true, false, kParts, kVectors, kStep, kColumns, kGroups>(o));
+          o.pixels,
+          FusedTiles<K, true, false, kParts, kVectors, kStep, kColumns, kGroups, kFlip>(o));
     }
   }
-  for_tiles<kTile>(o.pixels,
-                   FusedTiles<K, false, false, kParts, kVectors, kStep, kColumns, kGroups>(o));
+  for_tiles<kTile>(
+      o.pixels, FusedTiles<K, false, false, kParts, kVectors, kStep, kColumns, kGroups, kFlip>(o));
+}
+
+template <SchemeKind K, int kParts, int kVectors, int kStep, int kColumns = 3, int kGroups = 1>
+void run_fused(const DepthwiseOutputs& o) {
+  // Builds with fewer kernel variants leave an s8 input to the buffer (depthwise_fused_kernel).
+  if constexpr (kEveryKernelVariant) {
+    if (o.source->flip)
+      return run_fused_tiles<K, kParts, kVectors, kStep, kColumns, kGroups, true>(o);
+  }
+  run_fused_tiles<K, kParts, kVectors, kStep, kColumns, kGroups, false>(o);
 }
 
 template <SchemeKind K, int kParts, int kStep>
@@ -185,10 +206,12 @@ DepthwiseOutputKernel fused_kernel(int parts, int width, int step, int columns, 
 }  // namespace
 
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
-                                             int width, int step, int columns, bool vbmi) {
+                                             int width, int step, int columns, bool flip,
+                                             bool vbmi) {
   if (output_dtype == DType::s32 || epilogue_kernel(scheme, output_dtype) == nullptr) {
     return nullptr;
   }
+  if (flip && !kEveryKernelVariant) return nullptr;
   switch (scheme) {
     case SchemeKind::fbgemm:
       return fused_kernel<SchemeKind::fbgemm>(parts, width, step, columns, vbmi);

@@ -20,7 +20,10 @@ namespace qconv::detail::avx512_vnni::depthwise {
 // channel of a fused 64-lane block at stride 2: MobileNetV2's b4.dw, 144 channels: 64 + 64 + 16).
 // Interleave::rows(a, b, x, y): a column's 4 rows of 16 bytes as one vector, each dword the 4 rows'
 // bytes of one channel, channels in order.
-template <SchemeKind K, int kParts, bool kSaturatedHigh, int kStep, class Interleave>
+// kFlip: an s8 input, flipped to u8 after the interleave (as FusedTiles in
+// depthwise_fused_kernels.cpp).
+template <SchemeKind K, int kParts, bool kSaturatedHigh, int kStep, class Interleave,
+          bool kFlip = false>
 struct FusedVector {
   const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   const std::uint8_t* row[4];
@@ -31,7 +34,7 @@ struct FusedVector {
 
   explicit FusedVector(const DepthwiseOutputs& outputs)
       : o(outputs),
-        fill(_mm_set1_epi8(static_cast<char>(outputs.source->zero_point))),
+        fill(_mm_set1_epi8(static_cast<char>(outputs.source->zero_point ^ (kFlip ? 0x80 : 0)))),
         pixel_bytes(outputs.source->pixel_bytes),
         first_column(outputs.source->first_column),
         in_width(outputs.source->in_width),
@@ -57,7 +60,8 @@ struct FusedVector {
                                                  row[i] + column * pixel_bytes))
                                            : fill;
       };
-      const __m512i x = Interleave::rows(load(0), load(1), load(2), load(3));
+      __m512i x = Interleave::rows(load(0), load(1), load(2), load(3));
+      if constexpr (kFlip) x = _mm512_xor_si512(x, _mm512_set1_epi8(static_cast<char>(0x80)));
 #pragma GCC unroll 3
       for (int s = 0; s < 3; ++s) {
         if (t < s || (t - s) % kStep != 0 || (t - s) / kStep >= kTile) continue;
@@ -78,10 +82,18 @@ struct FusedVector {
 
 template <SchemeKind K, int kParts, int kStep, class Interleave>
 void run_fused_vector(const DepthwiseOutputs& o) {
+  // Builds with fewer kernel variants leave an s8 input to the buffer (depthwise_fused_kernel).
+  const bool flip = kEveryKernelVariant && o.source->flip;
   if constexpr (K == SchemeKind::fbgemm && kEveryKernelVariant) {
     if (o.saturated_high) {
+      if (flip)
+        return for_tiles<8>(o.pixels, FusedVector<K, kParts, true, kStep, Interleave, true>(o));
       return for_tiles<8>(o.pixels, FusedVector<K, kParts, true, kStep, Interleave>(o));
     }
+  }
+  if constexpr (kEveryKernelVariant) {
+    if (flip)
+      return for_tiles<8>(o.pixels, FusedVector<K, kParts, false, kStep, Interleave, true>(o));
   }
   for_tiles<8>(o.pixels, FusedVector<K, kParts, false, kStep, Interleave>(o));
 }

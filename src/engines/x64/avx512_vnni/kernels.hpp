@@ -203,15 +203,18 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
                                               int parts, int column_step);
 
 // The kernel for a full block of `width` (64, 32 or 16) lanes (as many channels, multiplier 1) of a
-// u8 input at stride `step` (1 or 2) with `columns` kernel columns at consecutive buffer columns,
-// `parts` taps each: 3 columns and one group of rows, or 5 columns, 64 lanes, and two groups; the
-// columns interleaved in registers from DepthwiseOutputs::source (its rows: 4 per group), no
-// buffer. Null where (scheme, output dtype) has no vector output stage to u8 or s8, for more than 2
-// parts (at stride 1: more than 1, or 32 lanes), or for another width, step or column count.
-// `vbmi`: the CPU has AVX-512 VBMI, and a 16-lane block gets the kernel that interleaves its
-// columns with a byte permute (depthwise_fused_vector_vbmi_kernel).
+// u8 or s8 input (`flip`: s8, each interleaved vector flipped to u8, DepthwiseColumns::flip) at
+// stride `step` (1 or 2) with `columns` kernel columns at consecutive buffer columns, `parts` taps
+// each: 3 columns and one group of rows, or 5 columns, 64 lanes, and two groups; the columns
+// interleaved in registers from DepthwiseOutputs::source (its rows: 4 per group), no buffer. Null
+// where (scheme, output dtype) has no vector output stage to u8 or s8, for more than 2 parts (at
+// stride 1: more than 1, or 32 lanes), for another width, step or column count, or for an s8 input
+// in builds with fewer kernel variants (kEveryKernelVariant: the flipping set doubles the
+// instrumented compile). `vbmi`: the CPU has AVX-512 VBMI, and a 16-lane block gets the kernel that
+// interleaves its columns with a byte permute (depthwise_fused_vector_vbmi_kernel).
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
-                                             int width, int step, int columns, bool vbmi);
+                                             int width, int step, int columns, bool flip,
+                                             bool vbmi);
 // The 16-lane fused kernel of depthwise_fused_kernel (3 columns, one group of rows, `parts` 1 or 2,
 // `step` 1 or 2) whose columns are interleaved by one vpermt2b each (depthwise_fused_vbmi_kernels
 // .cpp: built with VBMI; only for a CPU that has it); null for other arguments. Against the
