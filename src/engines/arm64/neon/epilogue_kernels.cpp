@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "engines/arm64/kernels.hpp"
+#include "engines/gemm/vector_stage_dispatch.hpp"
 
 namespace qconv::detail::arm64::neon {
 namespace {
@@ -216,15 +217,6 @@ void epilogue(const gemm::TileOutput& t, const gemm::StageView& stage) {
   }
 }
 
-template <SchemeKind K>
-gemm::EpilogueKernel for_dtype(DType output_dtype) {
-  switch (output_dtype) {
-    case DType::u8: return &epilogue<K, DType::u8>;
-    case DType::s8: return &epilogue<K, DType::s8>;
-    default: return nullptr;  // s32 from a requantizing scheme: r may exceed s32 before zy
-  }
-}
-
 }  // namespace
 
 void correct_tile(const gemm::TileOutput& t) {
@@ -238,20 +230,10 @@ void correct_tile(const gemm::TileOutput& t) {
 }
 
 gemm::EpilogueKernel epilogue_kernel(SchemeKind scheme, DType output_dtype) {
-  switch (scheme) {
-    case SchemeKind::int32:
-      return output_dtype == DType::s32 ? &epilogue<SchemeKind::int32, DType::s32> : nullptr;
-    case SchemeKind::fbgemm: return for_dtype<SchemeKind::fbgemm>(output_dtype);
-    case SchemeKind::qnnpack: return for_dtype<SchemeKind::qnnpack>(output_dtype);
-    case SchemeKind::onednn: return for_dtype<SchemeKind::onednn>(output_dtype);
-    case SchemeKind::onnx: return for_dtype<SchemeKind::onnx>(output_dtype);
-    case SchemeKind::tvm: return for_dtype<SchemeKind::tvm>(output_dtype);
-    case SchemeKind::tvm_f32: return for_dtype<SchemeKind::tvm_f32>(output_dtype);
-    case SchemeKind::tflite: return for_dtype<SchemeKind::tflite>(output_dtype);
-    case SchemeKind::tflite_single: return for_dtype<SchemeKind::tflite_single>(output_dtype);
-    case SchemeKind::onnxruntime: return for_dtype<SchemeKind::onnxruntime>(output_dtype);
-  }
-  return nullptr;
+  // s32 from a requantizing scheme has none: r may exceed s32 before zy.
+  return gemm::for_vector_stage<gemm::EpilogueKernel>(
+      scheme, output_dtype,
+      []<SchemeKind K, DType D>() -> gemm::EpilogueKernel { return &epilogue<K, D>; });
 }
 
 }  // namespace qconv::detail::arm64::neon

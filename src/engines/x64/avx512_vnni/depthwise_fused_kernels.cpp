@@ -6,6 +6,7 @@
 // Built with AVX-512 flags: see kernels.hpp for why this file uses no standard-library templates.
 #include <immintrin.h>
 
+#include "engines/gemm/vector_stage_dispatch.hpp"
 #include "engines/x64/avx512_vnni/depthwise_fused_vector.hpp"
 #include "engines/x64/avx512_vnni/depthwise_interleave.hpp"
 #include "engines/x64/avx512_vnni/depthwise_tiles.hpp"
@@ -212,26 +213,14 @@ DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dty
     return nullptr;
   }
   if (flip && !kEveryKernelVariant) return nullptr;
-  switch (scheme) {
-    case SchemeKind::fbgemm:
-      return fused_kernel<SchemeKind::fbgemm>(parts, width, step, columns, vbmi);
-    case SchemeKind::qnnpack:
-      return fused_kernel<SchemeKind::qnnpack>(parts, width, step, columns, vbmi);
-    case SchemeKind::onednn:
-      return fused_kernel<SchemeKind::onednn>(parts, width, step, columns, vbmi);
-    case SchemeKind::onnx: return fused_kernel<SchemeKind::onnx>(parts, width, step, columns, vbmi);
-    case SchemeKind::tvm: return fused_kernel<SchemeKind::tvm>(parts, width, step, columns, vbmi);
-    case SchemeKind::tvm_f32:
-      return fused_kernel<SchemeKind::tvm_f32>(parts, width, step, columns, vbmi);
-    case SchemeKind::tflite:
-      return fused_kernel<SchemeKind::tflite>(parts, width, step, columns, vbmi);
-    case SchemeKind::tflite_single:
-      return fused_kernel<SchemeKind::tflite_single>(parts, width, step, columns, vbmi);
-    case SchemeKind::onnxruntime:
-      return fused_kernel<SchemeKind::onnxruntime>(parts, width, step, columns, vbmi);
-    case SchemeKind::int32: break;
-  }
-  return nullptr;
+  return gemm::for_scheme<DepthwiseOutputKernel>(
+      scheme, [&]<SchemeKind K>() -> DepthwiseOutputKernel {
+        if constexpr (K == SchemeKind::int32) {
+          return nullptr;  // int32 to bytes has no vector form
+        } else {
+          return fused_kernel<K>(parts, width, step, columns, vbmi);
+        }
+      });
 }
 
 }  // namespace qconv::detail::avx512_vnni

@@ -3,6 +3,7 @@
 // AVX-512 VBMI's two-table byte permute (InterleaveRows16Vbmi). Built with AVX-512 and VBMI flags,
 // called only on a CPU that has both (depthwise_fused_vector_vbmi_kernel in kernels.hpp); no other
 // kernel lives here, so none can pick up a VBMI instruction by accident.
+#include "engines/gemm/vector_stage_dispatch.hpp"
 #include "engines/x64/avx512_vnni/depthwise_fused_vector.hpp"
 #include "engines/x64/avx512_vnni/depthwise_interleave.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
@@ -28,20 +29,14 @@ DepthwiseOutputKernel fused_vector_kernel(int parts, int step) {
 }  // namespace
 
 DepthwiseOutputKernel depthwise_fused_vector_vbmi_kernel(SchemeKind scheme, int parts, int step) {
-  switch (scheme) {
-    case SchemeKind::fbgemm: return fused_vector_kernel<SchemeKind::fbgemm>(parts, step);
-    case SchemeKind::qnnpack: return fused_vector_kernel<SchemeKind::qnnpack>(parts, step);
-    case SchemeKind::onednn: return fused_vector_kernel<SchemeKind::onednn>(parts, step);
-    case SchemeKind::onnx: return fused_vector_kernel<SchemeKind::onnx>(parts, step);
-    case SchemeKind::tvm: return fused_vector_kernel<SchemeKind::tvm>(parts, step);
-    case SchemeKind::tvm_f32: return fused_vector_kernel<SchemeKind::tvm_f32>(parts, step);
-    case SchemeKind::tflite: return fused_vector_kernel<SchemeKind::tflite>(parts, step);
-    case SchemeKind::tflite_single:
-      return fused_vector_kernel<SchemeKind::tflite_single>(parts, step);
-    case SchemeKind::onnxruntime: return fused_vector_kernel<SchemeKind::onnxruntime>(parts, step);
-    case SchemeKind::int32: break;
-  }
-  return nullptr;
+  return gemm::for_scheme<DepthwiseOutputKernel>(
+      scheme, [&]<SchemeKind K>() -> DepthwiseOutputKernel {
+        if constexpr (K == SchemeKind::int32) {
+          return nullptr;  // int32 to bytes has no vector form
+        } else {
+          return fused_vector_kernel<K>(parts, step);
+        }
+      });
 }
 
 }  // namespace qconv::detail::avx512_vnni

@@ -130,28 +130,8 @@ DepthwiseOutputKernel for_layout(int columns, int parts, int column_step) {
 
 void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t blocks64,
                            std::int64_t channels, std::int32_t* storage, StageView& out) {
-  switch (scheme) {
-    case SchemeKind::int32:
-      return block_stage<SchemeKind::int32>(in, blocks64, channels, storage, out);
-    case SchemeKind::fbgemm:
-      return block_stage<SchemeKind::fbgemm>(in, blocks64, channels, storage, out);
-    case SchemeKind::qnnpack:
-      return block_stage<SchemeKind::qnnpack>(in, blocks64, channels, storage, out);
-    case SchemeKind::onednn:
-      return block_stage<SchemeKind::onednn>(in, blocks64, channels, storage, out);
-    case SchemeKind::onnx:
-      return block_stage<SchemeKind::onnx>(in, blocks64, channels, storage, out);
-    case SchemeKind::tvm: return block_stage<SchemeKind::tvm>(in, blocks64, channels, storage, out);
-    case SchemeKind::tvm_f32:
-      return block_stage<SchemeKind::tvm_f32>(in, blocks64, channels, storage, out);
-    case SchemeKind::tflite:
-      return block_stage<SchemeKind::tflite>(in, blocks64, channels, storage, out);
-    case SchemeKind::tflite_single:
-      return block_stage<SchemeKind::tflite_single>(in, blocks64, channels, storage, out);
-    case SchemeKind::onnxruntime:
-      return block_stage<SchemeKind::onnxruntime>(in, blocks64, channels, storage, out);
-  }
-  out = in;
+  gemm::for_scheme<void>(
+      scheme, [&]<SchemeKind K>() { block_stage<K>(in, blocks64, channels, storage, out); });
 }
 
 DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int columns,
@@ -162,21 +142,15 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
     return for_layout<SchemeKind::int32, Written::sums>(t, c, step);
   }
   if (output_dtype == DType::s32) return for_layout<SchemeKind::int32, Written::s32>(t, c, step);
-  constexpr Written kBytes = Written::bytes;
-  switch (scheme) {
-    case SchemeKind::fbgemm: return for_layout<SchemeKind::fbgemm, kBytes>(t, c, step);
-    case SchemeKind::qnnpack: return for_layout<SchemeKind::qnnpack, kBytes>(t, c, step);
-    case SchemeKind::onednn: return for_layout<SchemeKind::onednn, kBytes>(t, c, step);
-    case SchemeKind::onnx: return for_layout<SchemeKind::onnx, kBytes>(t, c, step);
-    case SchemeKind::tvm: return for_layout<SchemeKind::tvm, kBytes>(t, c, step);
-    case SchemeKind::tvm_f32: return for_layout<SchemeKind::tvm_f32, kBytes>(t, c, step);
-    case SchemeKind::tflite: return for_layout<SchemeKind::tflite, kBytes>(t, c, step);
-    case SchemeKind::tflite_single:
-      return for_layout<SchemeKind::tflite_single, kBytes>(t, c, step);
-    case SchemeKind::onnxruntime: return for_layout<SchemeKind::onnxruntime, kBytes>(t, c, step);
-    case SchemeKind::int32: break;  // int32 to bytes has no vector form: the sums, above
-  }
-  return for_layout<SchemeKind::int32, Written::sums>(t, c, step);
+  return gemm::for_scheme<DepthwiseOutputKernel>(
+      scheme, [&]<SchemeKind K>() -> DepthwiseOutputKernel {
+        if constexpr (K == SchemeKind::int32) {
+          // int32 to bytes has no vector form: the sums.
+          return for_layout<SchemeKind::int32, Written::sums>(t, c, step);
+        } else {
+          return for_layout<K, Written::bytes>(t, c, step);
+        }
+      });
 }
 
 }  // namespace qconv::detail::avx512_vnni

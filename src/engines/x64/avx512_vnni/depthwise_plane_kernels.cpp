@@ -251,20 +251,14 @@ template <class F>
 DepthwisePlaneKernel for_stage(SchemeKind scheme, DType output_dtype, const F& f) {
   if (epilogue_kernel(scheme, output_dtype) == nullptr) return nullptr;
   if (output_dtype == DType::s32) return f.template operator()<SchemeKind::int32, true>();
-  switch (scheme) {
-    case SchemeKind::fbgemm: return f.template operator()<SchemeKind::fbgemm, false>();
-    case SchemeKind::qnnpack: return f.template operator()<SchemeKind::qnnpack, false>();
-    case SchemeKind::onednn: return f.template operator()<SchemeKind::onednn, false>();
-    case SchemeKind::onnx: return f.template operator()<SchemeKind::onnx, false>();
-    case SchemeKind::tvm: return f.template operator()<SchemeKind::tvm, false>();
-    case SchemeKind::tvm_f32: return f.template operator()<SchemeKind::tvm_f32, false>();
-    case SchemeKind::tflite: return f.template operator()<SchemeKind::tflite, false>();
-    case SchemeKind::tflite_single:
-      return f.template operator()<SchemeKind::tflite_single, false>();
-    case SchemeKind::onnxruntime: return f.template operator()<SchemeKind::onnxruntime, false>();
-    case SchemeKind::int32: break;  // int32 to bytes has no vector form
-  }
-  return nullptr;
+  return gemm::for_scheme<DepthwisePlaneKernel>(
+      scheme, [&]<SchemeKind K>() -> DepthwisePlaneKernel {
+        if constexpr (K == SchemeKind::int32) {
+          return nullptr;  // int32 to bytes has no vector form
+        } else {
+          return f.template operator()<K, false>();
+        }
+      });
 }
 
 }  // namespace
