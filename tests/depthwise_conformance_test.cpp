@@ -343,12 +343,12 @@ TEST_P(DepthwiseConformance, NchwDepthwiseRowsOfPaddedPlanes) {
   }
 }
 
-// fbgemm to u8 and s8 where the value before rounding runs far past the output's range, on each
-// tile layout (rows in pairs over 64 + 16 lanes, stride 2 interleaved in registers over 64,
-// 64 + 32 and 64 + 16 lanes, a transposed layer's 2 taps per phase, any layout): below 2^31 the
-// kernels leave the high clamp to the packs to bytes, which saturate there; past 2^31 (a tiny
-// output scale, a huge bias) and under a clamp below the dtype's maximum they must clamp, or the
-// conversion's INT32_MIN would come out as the lowest value.
+// fbgemm from u8 and s8 inputs to u8 and s8 where the value before rounding runs far past the
+// output's range, on each tile layout (rows in pairs over 64 + 16 lanes, stride 2 interleaved in
+// registers over 64, 64 + 32 and 64 + 16 lanes, a transposed layer's 2 taps per phase, any layout):
+// below 2^31 the kernels leave the high clamp to the packs to bytes, which saturate there; past
+// 2^31 (a tiny output scale, a huge bias) and under a clamp below the dtype's maximum they must
+// clamp, or the conversion's INT32_MIN would come out as the lowest value.
 TEST_P(DepthwiseConformance, FbgemmValuesPastTheOutputRange) {
   Rng rng(37);
   const Geometry shapes[] = {
@@ -361,11 +361,15 @@ TEST_P(DepthwiseConformance, FbgemmValuesPastTheOutputRange) {
       {72, 1, 8, 8, 5, 5, 1, 1, 1, 2, 2, 2, 2, false, 0},
   };
   for (const Geometry& g : shapes) {
-    for (int round = 0; round < 8; ++round) {
+    for (int round = 0; round < 16; ++round) {
       ProblemDesc d = depthwise_desc(rng, g, 1 + round % 2, false, SchemeKind::fbgemm);
-      test::fbgemm_past_the_range(rng, d, round);
+      test::fbgemm_past_the_range(rng, d, round % 8);
+      if (round >= 8) {  // s8 inputs: the fused kernels' flipping variants
+        d.input_dtype = DType::s8;
+        d.input_zero_point = test::random_zero_point(rng, DType::s8, false);
+      }
       RandomCase rc = test::random_case_for(rng, d);
-      test::fbgemm_bias_past_the_range(rc, round);
+      test::fbgemm_bias_past_the_range(rc, round % 8);
       SCOPED_TRACE("round " + std::to_string(round));
       expect_exact(GetParam(), rc, 1 + round % 2);
       if (HasFatalFailure()) return;
