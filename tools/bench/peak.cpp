@@ -105,10 +105,18 @@ __attribute__((target("avx2"))) double time_avx2_sequence() {
   return seconds;
 }
 
-// The best of a few tries (time lost to interrupts discarded), in MACs per cycle.
+// The best of tries spread over about 50 ms, in MACs per cycle: each try takes well under a
+// millisecond and a pause of 2 ms follows it, so that neither time lost to interrupts nor a slow
+// spell of a shared core counts (five tries back to back once all fell in one: 92.9 multiply-adds
+// a cycle, where the runs before and after measured 127-135, and layers came out above "peak").
 double macs_per_cycle(double (*timed)(), double macs_per_iteration, double clock_ghz) {
+  constexpr int kTries = 20;
   double best = 0.0;
-  for (int attempt = 0; attempt < 5; ++attempt) {
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    if (attempt > 0) {
+      const timespec pause{0, 2'000'000};
+      nanosleep(&pause, nullptr);
+    }
     const double seconds = timed();
     if (seconds <= 0.0) continue;
     const double macs = macs_per_iteration * static_cast<double>(kIterations);
