@@ -265,13 +265,13 @@ class DepthwiseKernel final : public PreparedKernel {
       c.kernel = depthwise_output_kernel(d.scheme.kind, d.output_dtype, columns, splits_, c.step);
       // Stride 1 or 2 over 3 kernel columns in one group of rows, or over 5 in two, multiplier
       // 1 (a u8 input, or an s8 one that the kernel flips as it interleaves; the optimised builds
-      // only, kEveryKernelVariant): full blocks
-      // interleave their columns in registers instead of a buffer, where a kernel does
-      // (depthwise_fused_kernel: 3 columns at stride 2 every width, at stride 1 64 and 16 lanes; 5
-      // columns 64 lanes, at stride 1 one part only). 5x5 on an AMD Zen 4, stride 2: 240 channels
-      // at 28x28 27.6 -> 25.1 us, 144 at 56x56 67.7 -> 55.4 us, 256 at 56x56 93.2
-      // -> 80.0 us, 672 at 14x14 18.2 -> 15.0 us; stride 1: 128 at 56x56 134.1 -> 108.6 us, 240
-      // at 14x14 19.8 -> 17.8 us, 480 at 14x14 35.8 -> 30.8 us, 1152 at 7x7 24.5 -> 19.6 us.
+      // only, kEveryKernelVariant): full blocks interleave their columns in registers instead of
+      // a buffer, where a kernel does (depthwise_fused_kernel: 3 columns at stride 2 every width,
+      // at stride 1 64 and 16 lanes; 5 columns 64 lanes, at stride 1 one part only). 5x5 on an
+      // AMD Zen 4, stride 2: 240 channels at 28x28 27.6 -> 25.1 us, 144 at 56x56 67.7 -> 55.4
+      // us, 256 at 56x56 93.2 -> 80.0 us, 672 at 14x14 18.2 -> 15.0 us; stride 1: 128 at 56x56
+      // 134.1 -> 108.6 us, 240 at 14x14 19.8 -> 17.8 us, 480 at 14x14 35.8 -> 30.8 us, 1152 at
+      // 7x7 24.5 -> 19.6 us.
       const bool three = columns == 3 && geometry_.max_groups == 1;
       const bool five = columns == 5 && geometry_.max_groups == 2;
       if (geometry_.column_phases.size() == 1 && (three || five) && (c.step == 2 || c.step == 1) &&
