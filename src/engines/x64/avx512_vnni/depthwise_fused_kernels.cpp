@@ -134,8 +134,9 @@ struct FusedTiles {
 };
 
 // Tiles of 4 pixels (for 32 lanes at stride 2, 6 or 8 measured no faster).
-template <SchemeKind K, int kParts, int kVectors, int kStep, int kColumns, int kGroups, bool kFlip>
-void run_fused_tiles(const DepthwiseOutputs& o) {
+template <SchemeKind K, bool kFlip, int kParts, int kVectors, int kStep, int kColumns = 3,
+          int kGroups = 1>
+void run_fused(const DepthwiseOutputs& o) {
   constexpr int kTile = 4;
   // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
   const StageView& s = *o.stage;
@@ -157,50 +158,40 @@ void run_fused_tiles(const DepthwiseOutputs& o) {
       o.pixels, FusedTiles<K, false, false, kParts, kVectors, kStep, kColumns, kGroups, kFlip>(o));
 }
 
-template <SchemeKind K, int kParts, int kVectors, int kStep, int kColumns = 3, int kGroups = 1>
-void run_fused(const DepthwiseOutputs& o) {
-  // Builds with fewer kernel variants leave an s8 input to the buffer (depthwise_fused_kernel).
-  if constexpr (kEveryKernelVariant) {
-    if (o.source->flip)
-      return run_fused_tiles<K, kParts, kVectors, kStep, kColumns, kGroups, true>(o);
-  }
-  run_fused_tiles<K, kParts, kVectors, kStep, kColumns, kGroups, false>(o);
-}
-
-template <SchemeKind K, int kParts, int kStep>
+template <SchemeKind K, bool kFlip, int kParts, int kStep>
 DepthwiseOutputKernel fused_for_width(int width, bool vbmi) {
-  if (width == 64) return &run_fused<K, kParts, 4, kStep>;
+  if (width == 64) return &run_fused<K, kFlip, kParts, 4, kStep>;
   if (width == 16) {
-    return vbmi ? depthwise_fused_vector_vbmi_kernel(K, kParts, kStep)
-                : &run_fused_vector<K, kParts, kStep, InterleaveRows16>;
+    return vbmi ? depthwise_fused_vector_vbmi_kernel(K, kParts, kStep, kFlip)
+                : &run_fused_vector<K, kParts, kStep, InterleaveRows16, kFlip>;
   }
   // At stride 1 a 32-lane block reads the buffer: fused, with tiles of 4 or 8 pixels, it took
   // 1.2-1.3x the time (MobileNetV2's b1.dw).
   if constexpr (kStep == 2) {
-    if (width == 32) return &run_fused<K, kParts, 2, kStep>;
+    if (width == 32) return &run_fused<K, kFlip, kParts, 2, kStep>;
   }
   return nullptr;
 }
 
-template <SchemeKind K>
+template <SchemeKind K, bool kFlip>
 DepthwiseOutputKernel fused_kernel(int parts, int width, int step, int columns, bool vbmi) {
   // 5 columns (5x5: two groups of rows) on full 64-lane blocks, at stride 1 one part only (as 3
   // columns); the rest read the buffer.
   if (columns == 5) {
     if (width != 64) return nullptr;
-    if (step == 1) return parts == 1 ? &run_fused<K, 1, 4, 1, 5, 2> : nullptr;
+    if (step == 1) return parts == 1 ? &run_fused<K, kFlip, 1, 4, 1, 5, 2> : nullptr;
     if (step != 2) return nullptr;
-    if (parts == 1) return &run_fused<K, 1, 4, 2, 5, 2>;
-    return parts == 2 ? &run_fused<K, 2, 4, 2, 5, 2> : nullptr;
+    if (parts == 1) return &run_fused<K, kFlip, 1, 4, 2, 5, 2>;
+    return parts == 2 ? &run_fused<K, kFlip, 2, 4, 2, 5, 2> : nullptr;
   }
   if (columns != 3) return nullptr;
   if (step == 2) {
-    if (parts == 1) return fused_for_width<K, 1, 2>(width, vbmi);
-    return parts == 2 ? fused_for_width<K, 2, 2>(width, vbmi) : nullptr;
+    if (parts == 1) return fused_for_width<K, kFlip, 1, 2>(width, vbmi);
+    return parts == 2 ? fused_for_width<K, kFlip, 2, 2>(width, vbmi) : nullptr;
   }
   // At stride 1, w − zw in two parts reads the buffer: fused, MobileNetV2's stride-1 layers took
   // 9-18 % longer (twice the vpdpbusd leave no port idle for the unpacks).
-  if (step == 1 && parts == 1) return fused_for_width<K, 1, 1>(width, vbmi);
+  if (step == 1 && parts == 1) return fused_for_width<K, kFlip, 1, 1>(width, vbmi);
   return nullptr;
 }
 
@@ -212,13 +203,14 @@ DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dty
   if (output_dtype == DType::s32 || epilogue_kernel(scheme, output_dtype) == nullptr) {
     return nullptr;
   }
-  if (flip && !kEveryKernelVariant) return nullptr;
   return gemm::for_scheme<DepthwiseOutputKernel>(
       scheme, [&]<SchemeKind K>() -> DepthwiseOutputKernel {
         if constexpr (K == SchemeKind::int32) {
           return nullptr;  // int32 to bytes has no vector form
         } else {
-          return fused_kernel<K>(parts, width, step, columns, vbmi);
+          return for_input_sign(flip, [&]<bool kFlip>() {
+            return fused_kernel<K, kFlip>(parts, width, step, columns, vbmi);
+          });
         }
       });
 }

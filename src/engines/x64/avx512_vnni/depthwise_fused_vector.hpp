@@ -80,22 +80,28 @@ struct FusedVector {
   }
 };
 
-template <SchemeKind K, int kParts, int kStep, class Interleave>
+// f.template operator()<kFlip>() for a u8 input (kFlip false) or an s8 one (true): the fused
+// kernels' choice of flipping instantiation, made once where a plan takes its kernel. Null for an
+// s8 input in builds with fewer kernel variants (kEveryKernelVariant), which leave it to the
+// column buffer: the flipping set doubles the instrumented compile.
+template <class F>
+DepthwiseOutputKernel for_input_sign(bool flip, const F& f) {
+  if (!flip) return f.template operator()<false>();
+  if constexpr (kEveryKernelVariant) {
+    return f.template operator()<true>();
+  } else {
+    return nullptr;
+  }
+}
+
+template <SchemeKind K, int kParts, int kStep, class Interleave, bool kFlip>
 void run_fused_vector(const DepthwiseOutputs& o) {
-  // Builds with fewer kernel variants leave an s8 input to the buffer (depthwise_fused_kernel).
-  const bool flip = kEveryKernelVariant && o.source->flip;
   if constexpr (K == SchemeKind::fbgemm && kEveryKernelVariant) {
     if (o.saturated_high) {
-      if (flip)
-        return for_tiles<8>(o.pixels, FusedVector<K, kParts, true, kStep, Interleave, true>(o));
-      return for_tiles<8>(o.pixels, FusedVector<K, kParts, true, kStep, Interleave>(o));
+      return for_tiles<8>(o.pixels, FusedVector<K, kParts, true, kStep, Interleave, kFlip>(o));
     }
   }
-  if constexpr (kEveryKernelVariant) {
-    if (flip)
-      return for_tiles<8>(o.pixels, FusedVector<K, kParts, false, kStep, Interleave, true>(o));
-  }
-  for_tiles<8>(o.pixels, FusedVector<K, kParts, false, kStep, Interleave>(o));
+  for_tiles<8>(o.pixels, FusedVector<K, kParts, false, kStep, Interleave, kFlip>(o));
 }
 
 }  // namespace qconv::detail::avx512_vnni::depthwise
