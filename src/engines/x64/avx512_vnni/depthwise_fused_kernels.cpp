@@ -34,7 +34,7 @@ using namespace depthwise;
 // interleave's byte moves commute with: the interleaved vectors are flipped, and the fill is the
 // zero point before its flip.
 template <SchemeKind K, bool kSaturatedLow, bool kSaturatedHigh, int kParts, int kVectors,
-          int kStep, int kColumns = 3, int kGroups = 1, bool kFlip = false>
+          int kStep, int kColumns, int kGroups, bool kFlip>
 struct FusedTiles {
   static constexpr std::int64_t kTapBytes = 64 * kVectors;  // a tap's weights: [lanes][4 rows]
   // A group's weights: [tap][lanes][4 rows].

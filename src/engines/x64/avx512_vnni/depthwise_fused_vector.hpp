@@ -22,8 +22,7 @@ namespace qconv::detail::avx512_vnni::depthwise {
 // bytes of one channel, channels in order.
 // kFlip: an s8 input, flipped to u8 after the interleave (as FusedTiles in
 // depthwise_fused_kernels.cpp).
-template <SchemeKind K, int kParts, bool kSaturatedHigh, int kStep, class Interleave,
-          bool kFlip = false>
+template <SchemeKind K, int kParts, bool kSaturatedHigh, int kStep, class Interleave, bool kFlip>
 struct FusedVector {
   const DepthwiseOutputs o;  // a copy: the byte stores may alias anything behind a reference
   const std::uint8_t* row[4];

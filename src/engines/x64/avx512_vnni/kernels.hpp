@@ -218,10 +218,9 @@ DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dty
 // The 16-lane fused kernel of depthwise_fused_kernel (3 columns, one group of rows, `parts` 1 or 2,
 // `step` 1 or 2, `flip` as there) whose columns are interleaved by one vpermt2b each
 // (depthwise_fused_vbmi_kernels.cpp: built with VBMI; only for a CPU that has it); null for other
-// arguments. Against the
-// unpacks and shuffles of the other (5 shuffles a column, 3 here), on an AMD Zen 4: 16 channels at
-// 56x56 17 % faster at stride 1 and 6 % at stride 2, 80 channels at 28x28 5 %, MobileNetV2's b3.dw
-// (144 = 64 + 64 + 16 channels) 3 %.
+// arguments. Against the unpacks and shuffles of the other (5 shuffles a column, 3 here), on an
+// AMD Zen 4: 16 channels at 56x56 17 % faster at stride 1 and 6 % at stride 2, 80 channels at
+// 28x28 5 %, MobileNetV2's b3.dw (144 = 64 + 64 + 16 channels) 3 %.
 DepthwiseOutputKernel depthwise_fused_vector_vbmi_kernel(SchemeKind scheme, int parts, int step,
                                                          bool flip);
 
