@@ -14,61 +14,98 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
+// How a panel's last vector is multiplied: whole; its first 8 lanes alone (a 256-bit vpdpbusd,
+// register_tile::add_tap's kHalfLast); or, for rows in pairs, both rows' first 8 lanes in one
+// vector (register_tile::add_tap_paired).
+enum class LastVector { whole, half, paired };
+
 // Pixels per tile for a panel of kVectors vectors: as many as leave room for the weights, a
 // broadcast and the output stage's temporaries (20 accumulators of 32 zmm; with 24 the register
 // allocator spilled accumulators inside the multiplies' loop), so that narrow panels do not pay a
 // tile's fixed costs (the weight loads, the stage's constants) for 6 pixels. One vector: 16 rows,
 // each broadcast feeding one vpdpbusd, so broadcast loads bound it anyway. The onnx and tvm stages
-// keep more constants (64-bit lanes) and get 4 accumulators fewer.
-template <SchemeKind K, int kVectors>
+// keep more constants (64-bit lanes) and get 4 accumulators fewer. Paired last vectors leave room
+// for more rows: 12 of two vectors (18 accumulators; 14 spilled outside the multiplies' loop and
+// ran no faster), 8 of three (20).
+template <SchemeKind K, int kVectors, LastVector kLast = LastVector::whole>
 inline constexpr int kFlatRows = K == SchemeKind::onnx || K == SchemeKind::tvm
                                      ? (kVectors == 1   ? 16
                                         : kVectors == 2 ? 8
                                         : kVectors == 3 ? 5
                                                         : 4)
+                                 : (kLast == LastVector::paired && kVectors <= 3)
+                                     ? (kVectors == 2 ? 12 : 8)
                                      : (kVectors == 1   ? 16
                                         : kVectors == 2 ? 10
                                         : kVectors == 3 ? 6
                                                         : 5);
 
+// Whether a panel of kVectors vectors may pair its rows' last vectors: an even row count.
+template <SchemeKind K, int kVectors>
+inline constexpr bool kPairable =
+    kVectors >= 2 && kFlatRows<K, kVectors, LastVector::paired> % 2 == 0;
+
 // acc −= zw'·Σx for rows [first, first + rows) of the run (the rows past them repeat its last).
-template <int kRows, int kVectors>
+// kLast paired: the last vector of each even row i holds rows i and i + 1 (lanes 0-7, 8-15).
+template <int kRows, int kVectors, LastVector kLast>
 [[gnu::always_inline]] inline void take_window_sums(__m512i (&acc)[kRows][kVectors],
                                                     const FlatRun& run, std::int32_t first,
                                                     std::int32_t rows) {
+  constexpr int kOwn = kLast == LastVector::paired ? kVectors - 1 : kVectors;  // per row
+  constexpr __mmask16 kUpper = 0xff00;  // a paired vector's second row
+  const auto sum_of = [&](int i) { return run.window_sums[first + (i < rows ? i : rows - 1)]; };
   if (run.uniform_weight_zero_point) {  // one product per row
     const auto zw = static_cast<std::uint32_t>(run.weight_zero_points[0]);
+    const auto term = [&](int i) {
+      return _mm512_set1_epi32(static_cast<int>(zw * static_cast<std::uint32_t>(sum_of(i))));
+    };
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i) {
-      const auto sum =
-          static_cast<std::uint32_t>(run.window_sums[first + (i < rows ? i : rows - 1)]);
-      const __m512i term = _mm512_set1_epi32(static_cast<int>(zw * sum));
+      const __m512i t = term(i);
 #pragma GCC unroll 4
-      for (int j = 0; j < kVectors; ++j) acc[i][j] = _mm512_sub_epi32(acc[i][j], term);
+      for (int j = 0; j < kOwn; ++j) acc[i][j] = _mm512_sub_epi32(acc[i][j], t);
+      if constexpr (kLast == LastVector::paired) {
+        if (i % 2 == 0) {
+          acc[i][kVectors - 1] = _mm512_sub_epi32(acc[i][kVectors - 1],
+                                                  _mm512_mask_blend_epi32(kUpper, t, term(i + 1)));
+        }
+      }
     }
     return;
   }
 #pragma GCC unroll 4
-  for (int j = 0; j < kVectors; ++j) {
+  for (int j = 0; j < kOwn; ++j) {
     const __m512i zw = _mm512_loadu_si512(run.weight_zero_points + 16 * j);
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i) {
-      const __m512i sum = _mm512_set1_epi32(run.window_sums[first + (i < rows ? i : rows - 1)]);
+      const __m512i sum = _mm512_set1_epi32(sum_of(i));
       acc[i][j] = _mm512_sub_epi32(acc[i][j], _mm512_mullo_epi32(zw, sum));
+    }
+  }
+  if constexpr (kLast == LastVector::paired) {
+    const __m512i zw = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(run.weight_zero_points + 16 * (kVectors - 1))));
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; i += 2) {
+      const __m512i sums = _mm512_mask_blend_epi32(kUpper, _mm512_set1_epi32(sum_of(i)),
+                                                   _mm512_set1_epi32(sum_of(i + 1)));
+      acc[i][kVectors - 1] = _mm512_sub_epi32(acc[i][kVectors - 1], _mm512_mullo_epi32(zw, sums));
     }
   }
 }
 
 // kSaturatedLow, kSaturatedHigh: the stores' narrowing saturates at the output's lower (upper)
 // bound, so the stage skips that clamp (row_stores::saturated_low, FlatRun::saturated_high).
-// kHalfLast: the panel's channels end in the first 8 lanes of its last vector, which its
-// multiplies compute alone (register_tile::add_tap).
+// kLast: how the last vector is multiplied (LastVector): half and paired where the panel's
+// channels end in the first 8 lanes of its last vector.
 // kKernelRows: a first layer's kernel rows (FlatRun::kernel_rows), their K steps read at offsets
 // listed once per call; an instantiation of its own, so that the 1x1 layers' loop keeps its
 // registers (in one function with the other, its accumulators went to the stack).
 template <SchemeKind K, DType D, int kVectors, bool kSaturatedLow, bool kSaturatedHigh,
-          bool kHalfLast, bool kKernelRows>
+          LastVector kLast, bool kKernelRows>
 void flat_run(const FlatRun& run, const StageView& s) {
+  constexpr bool kHalfLast = kLast == LastVector::half;
+  constexpr bool kPaired = kLast == LastVector::paired;
   // The walk in locals. The stage and the input zero point are read from memory once per tile,
   // after its multiplies: the output stores may alias them, so the compiler cannot hoist their
   // broadcasts out of the pixel loop, where they would hold registers through the multiplies and
@@ -92,7 +129,9 @@ void flat_run(const FlatRun& run, const StageView& s) {
       step_offsets[k++] = r * run.kernel_row_bytes + 4 * q;
     }
   }
-  constexpr int kRows = kFlatRows<K, kVectors>;
+  constexpr int kRows = kFlatRows<K, kVectors, kLast>;
+  static_assert(!kPaired || kPairable<K, kVectors>);
+  constexpr int kLastVector = kVectors - 1;
   constexpr bool kOnWords = row_stores::kZeroPointOnWords<K, D, kVectors>;
   for (std::int32_t first = 0; first < pixels; first += kRows) {
     // A last tile short of kRows pixels reads its last pixel again in the rows past it (nothing
@@ -112,13 +151,19 @@ void flat_run(const FlatRun& run, const StageView& s) {
     const std::int32_t* tile_sums = zero_point_sums;
     asm("" : "+r"(tile_sums));
     register_tile::start(acc, tile_sums, run.input_zero_point);
-    if constexpr (!kKernelRows) {
+    if constexpr (kPaired) {  // the last vector's first 8 lanes' start in its upper half too
+#pragma GCC unroll 16
+      for (int i = 0; i < kRows; i += 2) {
+        acc[i][kLastVector] = _mm512_shuffle_i64x2(acc[i][kLastVector], acc[i][kLastVector], 0x44);
+      }
+      register_tile::add_tap_paired<kRows, kVectors>(acc, row, weights, channels);
+    } else if constexpr (!kKernelRows) {
       register_tile::add_tap<kRows, kVectors, kHalfLast>(acc, row, weights, channels);
     } else {
       register_tile::add_steps_at<kRows, kVectors, kHalfLast>(acc, row, weights, step_offsets,
                                                               kernel_steps);
     }
-    if (run.window_sums != nullptr) take_window_sums(acc, run, first, rows);
+    if (run.window_sums != nullptr) take_window_sums<kRows, kVectors, kLast>(acc, run, first, rows);
     // Nor may the compiler move the stage's loads up above the multiplies (no store between).
     asm volatile("" ::: "memory");
     const StageView stage = s;
@@ -141,17 +186,29 @@ void flat_run(const FlatRun& run, const StageView& s) {
       }
       continue;
     }
+    __m512i paired;  // kPaired: the last vector of rows i and i + 1 (i even), staged
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i) {
       if (i >= rows) break;
       __m512i r[4];
 #pragma GCC unroll 4
-      for (int j = 0; j < kVectors; ++j) {
+      for (int j = 0; j < (kPaired ? kLastVector : kVectors); ++j) {
         // The per-channel constants per row, as memory operands: kept in registers through the
         // tile they too would push accumulators to the stack (tvm reads 5 arrays).
         const stage_lanes::Lanes at = stage_lanes::Lanes::load<K>(stage, channel + 16 * j);
         r[j] =
             stage_lanes::apply<K>(acc[i][j], at, stage, kSaturatedLow, !kOnWords, kSaturatedHigh);
+      }
+      if constexpr (kPaired) {  // one output stage for both rows' last 8 channels
+        if (i % 2 == 0) {
+          const stage_lanes::Lanes at =
+              stage_lanes::Lanes::load_twice<K>(stage, channel + 16 * kLastVector);
+          paired = stage_lanes::apply<K>(acc[i][kLastVector], at, stage, kSaturatedLow, !kOnWords,
+                                         kSaturatedHigh);
+          r[kLastVector] = paired;
+        } else {  // lanes 8-15 down to 0-7
+          r[kLastVector] = _mm512_shuffle_i64x2(paired, paired, 0xee);
+        }
       }
       row_stores::store_row<K, D, kVectors>(output, out_at, output_channels, r, zero_point_words);
       out_at += output_stride;
@@ -159,26 +216,34 @@ void flat_run(const FlatRun& run, const StageView& s) {
   }
 }
 
-template <SchemeKind K, DType D, int kVectors, bool kHalfLast, bool kKernelRows = false>
+template <SchemeKind K, DType D, int kVectors, LastVector kLast, bool kKernelRows = false>
 void flat_run_by_range(const FlatRun& f, const StageView& s) {
   row_stores::by_saturation<K, D>(s, f.saturated_high, [&]<bool kLow, bool kHigh>() {
-    flat_run<K, D, kVectors, kLow, kHigh, kHalfLast, kKernelRows>(f, s);
+    flat_run<K, D, kVectors, kLow, kHigh, kLast, kKernelRows>(f, s);
   });
 }
 
-// A panel whose channels end in the first 8 lanes of its last vector (24 channels: 16 + 8) takes
-// the half-vector multiplies there: MobileNetV2's 24-channel projections 20-22 % faster on an
-// AMD Zen 4.
+// A panel whose channels end in the first 8 lanes of its last vector (24 channels: 16 + 8) pairs
+// its rows' last vectors where its tile's rows are even, else takes the half-vector multiplies
+// there. Half vectors made MobileNetV2's 24-channel projections 20-22 % faster on an AMD Zen 4,
+// whose 512-bit units take a 256-bit vpdpbusd at half the cost; on an AMD Zen 5, whose do not,
+// the pairs took 21 % less time than the half vectors on those layers (b3.project 36.4 -> 28.6
+// us) and 36 % less on a 40-channel one (128 -> 40 at 28x28). (On a Zen 4 the pairs should cost
+// what the half vectors do, in multiplies, plus a blend per two rows: not measured.)
 template <SchemeKind K, DType D, int kVectors>
 void flat_run_by_width(const FlatRun& f, const StageView& s) {
   // A first layer's kernel rows: all of the last vector (first layers seldom end in half of one).
-  if (f.kernel_rows > 1) return flat_run_by_range<K, D, kVectors, false, true>(f, s);
+  if (f.kernel_rows > 1) return flat_run_by_range<K, D, kVectors, LastVector::whole, true>(f, s);
   if constexpr (kEveryKernelVariant) {
     if (f.output_channels <= 16 * (kVectors - 1) + 8) {
-      return flat_run_by_range<K, D, kVectors, true>(f, s);
+      if constexpr (kPairable<K, kVectors>) {
+        return flat_run_by_range<K, D, kVectors, LastVector::paired>(f, s);
+      } else {
+        return flat_run_by_range<K, D, kVectors, LastVector::half>(f, s);
+      }
     }
   }
-  flat_run_by_range<K, D, kVectors, false>(f, s);
+  flat_run_by_range<K, D, kVectors, LastVector::whole>(f, s);
 }
 
 }  // namespace

@@ -107,6 +107,62 @@ template <int kRows, int kVectors, bool kHalfLast = false>
   }
 }
 
+// acc += one tap, as add_tap, for a panel whose channels end in the first 8 lanes of its last
+// vector, with every vpdpbusd a whole vector (where a 256-bit one costs what a 512-bit one does,
+// as on an AMD Zen 5): the rows in pairs, the last vector of row i (i even) holding both rows'
+// last 8 channels, lanes 0-7 row i's and lanes 8-15 row i + 1's, against those channels' weights
+// in both halves. A pair of rows then takes 2·kVectors − 1 vpdpbusd a K step, where add_tap's
+// take 2·kVectors (kHalfLast: two of them half vectors). acc[i + 1][kVectors − 1] is left as it
+// is. kRows even.
+template <int kRows, int kVectors>
+[[gnu::always_inline]] inline void add_tap_paired(__m512i (&acc)[kRows][kVectors],
+                                                  const std::uint8_t* const (&row)[kRows],
+                                                  const std::int8_t* w, std::int32_t channels) {
+  static_assert(kRows % 2 == 0 && kVectors >= 2);
+  constexpr std::int64_t kStepBytes = std::int64_t{kVectors} * 64;
+  constexpr int kLast = kVectors - 1;
+  // One K step's weights: the full vectors, then the last vector's first 8 lanes in both halves.
+  const auto load = [](const std::int8_t* at, __m512i(&wv)[kVectors]) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kLast; ++j) wv[j] = _mm512_load_si512(at + j * 64);
+    wv[kLast] = _mm512_broadcast_i64x4(
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(at + kLast * 64)));
+  };
+  // Rows i and i + 1 against one K step, their input dwords broadcast in b0 and b1.
+  const auto add_pair = [&](int i, __m512i b0, __m512i b1, const __m512i(&wv)[kVectors]) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kLast; ++j) {
+      acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], b0, wv[j]);
+      acc[i + 1][j] = _mm512_dpbusd_epi32(acc[i + 1][j], b1, wv[j]);
+    }
+    acc[i][kLast] =
+        _mm512_dpbusd_epi32(acc[i][kLast], _mm512_mask_blend_epi32(0xff00, b0, b1), wv[kLast]);
+  };
+  const std::int32_t full_steps = channels / 4;
+  // The last 1 to 3 channels first, masked (as add_tap).
+  if ((channels & 3) != 0) {
+    const auto tail = static_cast<__mmask16>((1u << (channels & 3)) - 1);
+    __m512i wv[kVectors];
+    load(w + full_steps * kStepBytes, wv);
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; i += 2) {
+      add_pair(i, _mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(tail, row[i] + 4 * full_steps)),
+               _mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(tail, row[i + 1] + 4 * full_steps)),
+               wv);
+    }
+  }
+  for (std::int32_t k = 0; k < full_steps; ++k) {
+    __m512i wv[kVectors];
+    load(w, wv);
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; i += 2) {
+      add_pair(i, _mm512_set1_epi32(static_cast<int>(load_u32(row[i] + 4 * k))),
+               _mm512_set1_epi32(static_cast<int>(load_u32(row[i + 1] + 4 * k))), wv);
+    }
+    w += kStepBytes;
+  }
+}
+
 // acc += `steps` K steps whose input dwords lie at row[i] + offsets[k], against their weights `w`,
 // [step][kVectors · 16][4] s8: a first layer's kernel rows one after the other
 // (gemm::FlatRun::kernel_rows) in one loop, none of them a few steps long with the rows' pointers

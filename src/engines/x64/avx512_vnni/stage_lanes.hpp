@@ -54,7 +54,24 @@ struct Lanes {
     return l;
   }
 
+  // Channels [channel, channel + 8) in lanes 0-7 and again in lanes 8-15: two pixels' last 8
+  // channels in one vector (register_tile::add_tap_paired).
+  template <SchemeKind K>
+  static Lanes load_twice(const StageView& s, std::int64_t channel) {
+    const std::int64_t at = channel * s.channel_step;
+    Lanes l{};
+    for_each_array<K>([&](auto lane, auto array) { set_twice(l.*lane, s.*array + at); });
+    return l;
+  }
+
  private:
+  static void set_twice(__m512i& v, const std::int32_t* at) {
+    v = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)));
+  }
+  static void set_twice(__m512& v, const float* at) {
+    v = _mm512_castsi512_ps(
+        _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at))));
+  }
   template <bool kBroadcast>
   static void set(__m512i& v, const std::int32_t* at) {
     v = kBroadcast ? _mm512_set1_epi32(*at) : _mm512_loadu_si512(at);
