@@ -130,6 +130,21 @@ void flat_run(const FlatRun& run, const StageView& s) {
     }
   }
   constexpr int kRows = kFlatRows<K, kVectors, kLast>;
+  // The sums' start, −zx·zero_point_sums (or 0) per vector, made once per call, not per tile
+  // (kVectors vpmulld on the pipes vpdpbusd takes); kPaired: the last vector's first 8 lanes in
+  // both halves, after the others.
+  alignas(64) std::int32_t start_terms[16 * (kVectors + 1)];
+  for (int j = 0; j <= kVectors; ++j) {
+    __m512i term = _mm512_setzero_si512();
+    if (zero_point_sums != nullptr) {
+      const __m512i sums =
+          j < kVectors ? _mm512_loadu_si512(zero_point_sums + 16 * j)
+                       : _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                             zero_point_sums + 16 * (kVectors - 1))));
+      term = _mm512_mullo_epi32(_mm512_set1_epi32(-run.input_zero_point), sums);
+    }
+    _mm512_store_si512(start_terms + 16 * j, term);
+  }
   static_assert(!kPaired || kPairable<K, kVectors>);
   constexpr int kLastVector = kVectors - 1;
   constexpr bool kOnWords = row_stores::kZeroPointOnWords<K, D, kVectors>;
@@ -142,20 +157,23 @@ void flat_run(const FlatRun& run, const StageView& s) {
     for (int i = 0; i < kRows; ++i) {
       row[i] = input + (first + (i < rows ? i : rows - 1)) * pixel_bytes;
     }
-    // The sums start at the zero point's term, made anew per tile from a pointer the compiler
+    // The sums start at the zero point's term, read anew per tile through a pointer the compiler
     // cannot see is the same each time: it would hoist the term out of the pixel loop and keep
     // kVectors registers for it through the multiplies, spilling accumulators. (Added after the
     // multiplies instead, one vpaddd per accumulator, it cost 4-10 % of MobileNetV2's expansions,
     // K = 16 to 64.)
     __m512i acc[kRows][kVectors];
-    const std::int32_t* tile_sums = zero_point_sums;
-    asm("" : "+r"(tile_sums));
-    register_tile::start(acc, tile_sums, run.input_zero_point);
-    if constexpr (kPaired) {  // the last vector's first 8 lanes' start in its upper half too
+    const std::int32_t* tile_start = start_terms;
+    asm("" : "+r"(tile_start));
 #pragma GCC unroll 16
-      for (int i = 0; i < kRows; i += 2) {
-        acc[i][kLastVector] = _mm512_shuffle_i64x2(acc[i][kLastVector], acc[i][kLastVector], 0x44);
+    for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+      for (int j = 0; j < kVectors; ++j) {
+        acc[i][j] =
+            _mm512_load_si512(tile_start + 16 * (kPaired && j == kLastVector ? kVectors : j));
       }
+    }
+    if constexpr (kPaired) {
       register_tile::add_tap_paired<kRows, kVectors>(acc, row, weights, channels);
     } else if constexpr (!kKernelRows) {
       register_tile::add_tap<kRows, kVectors, kHalfLast>(acc, row, weights, channels);
