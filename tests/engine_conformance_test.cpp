@@ -339,7 +339,8 @@ TEST_P(EngineConformance, TilesFbgemmValuesPastTheOutputRange) {
 // 1x1 stride-1 unpadded layers without a weight zero point run as flat runs on avx512_vnni (tiles
 // of 16, 10, 6 or 5 pixels by the panel's 1 to 4 vectors, fewer for onnx and tvm, the output stage
 // from the registers; a panel whose channels end in the first 8 lanes of its last vector
-// multiplies those alone: 1, 24, 17, 40, 33 and 56 channels, not 12 or 57) and avx2 (4 pixels, a
+// multiplies those alone, two rows' in one vector where the tile's rows are even: 1, 24, 17, 40,
+// 33 and 56 channels, not 12 or 57) and avx2 (4 pixels, a
 // channel tail of 8 or fewer in half a sub-panel): every
 // scheme and output dtype (s32 from a requantizing scheme: tiles and the scalar stage), panels of
 // every width with channel tails, full panels next to narrow ones at long K, K with and without a
