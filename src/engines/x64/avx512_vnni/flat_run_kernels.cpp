@@ -83,8 +83,7 @@ template <int kRows, int kVectors, LastVector kLast>
     }
   }
   if constexpr (kLast == LastVector::paired) {
-    const __m512i zw = _mm512_broadcast_i64x4(_mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(run.weight_zero_points + 16 * (kVectors - 1))));
+    const __m512i zw = first_8_lanes_twice(run.weight_zero_points + 16 * (kVectors - 1));
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; i += 2) {
       const __m512i sums = _mm512_mask_blend_epi32(kUpper, _mm512_set1_epi32(sum_of(i)),
@@ -131,16 +130,16 @@ void flat_run(const FlatRun& run, const StageView& s) {
   }
   constexpr int kRows = kFlatRows<K, kVectors, kLast>;
   // The sums' start, −zx·zero_point_sums (or 0) per vector, made once per call, not per tile
-  // (kVectors vpmulld on the pipes vpdpbusd takes); kPaired: the last vector's first 8 lanes in
-  // both halves, after the others.
-  alignas(64) std::int32_t start_terms[16 * (kVectors + 1)];
-  for (int j = 0; j <= kVectors; ++j) {
+  // (kVectors vpmulld on the pipes vpdpbusd takes); kPaired: one more, the last vector's first 8
+  // lanes in both halves.
+  constexpr int kStartTerms = kPaired ? kVectors + 1 : kVectors;
+  alignas(64) std::int32_t start_terms[16 * kStartTerms];
+  for (int j = 0; j < kStartTerms; ++j) {
     __m512i term = _mm512_setzero_si512();
     if (zero_point_sums != nullptr) {
-      const __m512i sums =
-          j < kVectors ? _mm512_loadu_si512(zero_point_sums + 16 * j)
-                       : _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                             zero_point_sums + 16 * (kVectors - 1))));
+      const __m512i sums = j < kVectors
+                               ? _mm512_loadu_si512(zero_point_sums + 16 * j)
+                               : first_8_lanes_twice(zero_point_sums + 16 * (kVectors - 1));
       term = _mm512_mullo_epi32(_mm512_set1_epi32(-run.input_zero_point), sums);
     }
     _mm512_store_si512(start_terms + 16 * j, term);

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/vector_halves.hpp"
 
 namespace qconv::detail::avx512_vnni::register_tile {
 
@@ -125,8 +126,7 @@ template <int kRows, int kVectors>
   const auto load = [](const std::int8_t* at, __m512i(&wv)[kVectors]) {
 #pragma GCC unroll 4
     for (int j = 0; j < kLast; ++j) wv[j] = _mm512_load_si512(at + j * 64);
-    wv[kLast] = _mm512_broadcast_i64x4(
-        _mm256_load_si256(reinterpret_cast<const __m256i*>(at + kLast * 64)));
+    wv[kLast] = first_8_lanes_twice(at + kLast * 64);
   };
   // Rows i and i + 1 against one K step, their input dwords broadcast in b0 and b1.
   const auto add_pair = [&](int i, __m512i b0, __m512i b1, const __m512i(&wv)[kVectors]) {

@@ -10,6 +10,7 @@
 
 #include "engines/gemm/vector_stage_dispatch.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/vector_halves.hpp"
 
 namespace qconv::detail::avx512_vnni::stage_lanes {
 
@@ -65,12 +66,9 @@ struct Lanes {
   }
 
  private:
-  static void set_twice(__m512i& v, const std::int32_t* at) {
-    v = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)));
-  }
+  static void set_twice(__m512i& v, const std::int32_t* at) { v = first_8_lanes_twice(at); }
   static void set_twice(__m512& v, const float* at) {
-    v = _mm512_castsi512_ps(
-        _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at))));
+    v = _mm512_castsi512_ps(first_8_lanes_twice(at));
   }
   template <bool kBroadcast>
   static void set(__m512i& v, const std::int32_t* at) {
