@@ -950,6 +950,8 @@ class GemmKernel final : public PreparedKernel {
     // Per tap and slot Σ of the packed bytes, per slot Σ|w' − zw'|, from the packer.
     std::vector<std::uint32_t> sums(static_cast<std::size_t>(taps * padded_channels_));
     std::vector<std::int64_t> abs_sums(static_cast<std::size_t>(padded_channels_));
+    const auto pack_lanes =
+        kernels_.pack_lane_block != nullptr ? kernels_.pack_lane_block : &pack_lane_block;
     for (std::int64_t first = 0; first < padded_channels_; first += kLaneBlock) {
       const auto p = static_cast<std::size_t>(first / kPanelWidth);
       const std::int64_t stride = std::int64_t{panel_vectors_[p]} * 64;  // K step to K step
@@ -967,8 +969,8 @@ class GemmKernel final : public PreparedKernel {
           for (int l = 0; l < kLaneBlock; ++l) {
             rows[l] = values[l] == nullptr ? unused.data() : values[l] + r * row_values;
           }
-          pack_lane_block(rows, row_values, row_steps, flip, panel + r * row_steps * stride, stride,
-                          {zero_points_.data() + first, row_sums, abs_sums.data() + first});
+          pack_lanes(rows, row_values, row_steps, flip, panel + r * row_steps * stride, stride,
+                     {zero_points_.data() + first, row_sums, abs_sums.data() + first});
           for (int l = 0; l < kLaneBlock; ++l)
             sums[static_cast<std::size_t>(first + l)] += row_sums[l];
         }
@@ -980,9 +982,9 @@ class GemmKernel final : public PreparedKernel {
         for (int l = 0; l < kLaneBlock; ++l) {
           rows[l] = values[l] == nullptr ? unused.data() : values[l] + source;
         }
-        pack_lane_block(rows, run, steps_, flip, panel + t * steps_ * stride, stride,
-                        {zero_points_.data() + first, sums.data() + t * padded_channels_ + first,
-                         abs_sums.data() + first});
+        pack_lanes(rows, run, steps_, flip, panel + t * steps_ * stride, stride,
+                   {zero_points_.data() + first, sums.data() + t * padded_channels_ + first,
+                    abs_sums.data() + first});
       }
     }
     for (std::int64_t o = 0; o < out_channels_; ++o) {

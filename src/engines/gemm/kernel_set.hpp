@@ -32,6 +32,8 @@
 
 namespace qconv::detail::gemm {
 
+struct LaneSums;  // panel_packing.hpp
+
 // −zx · sum in s32, wrapping as the reference's s32 sums do: the constant term the exact sums
 // start at (sum: a channel's Σ(w − zw)).
 inline std::int32_t zero_point_term(std::int32_t zx, std::int32_t sum) {
@@ -437,6 +439,11 @@ struct KernelSet {
   // AMX blocks never sum their windows.
   void (*sum_pixels)(const std::uint8_t* in, std::int64_t pixels, std::int64_t pixel_bytes,
                      std::int64_t channels, std::int32_t* out) = nullptr;
+  // gemm::pack_lane_block (panel_packing.hpp) in this ISA's vectors: the same bytes and sums
+  // (null: the portable one packs).
+  void (*pack_lane_block)(const std::uint8_t* const* rows, std::int64_t n, std::int64_t steps,
+                          std::uint8_t flip, std::int8_t* out, std::int64_t step_stride,
+                          const LaneSums& lane_sums) = nullptr;
   // Writes a RowInterleave. With it (and AMX blocks) first layers of up to 4 input channels run
   // on AMX straight from the interleaved rows instead of gathering each pixel's window.
   void (*interleave_rows)(const RowInterleave&) = nullptr;

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include "engines/x64/avx512_vnni/kernels.hpp"
+#include "engines/x64/avx512_vnni/lane_transpose.hpp"
 #include "engines/x64/avx512_vnni/stage_lanes.hpp"
 
 namespace qconv::detail::avx512_vnni::depthwise {
@@ -167,18 +168,6 @@ struct VectorTiles {
   }
 };
 
-// The 4x4 transpose of 128-bit lanes: vector v's lane l ↔ vector l's lane v. It takes 16
-// consecutive channels per vector to the 64-lane blocks' lanes (depthwise_lane) and back.
-inline void transpose_lanes(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
-  const __m512i ab_low = _mm512_shuffle_i32x4(a, b, 0x44),
-                ab_high = _mm512_shuffle_i32x4(a, b, 0xee);
-  const __m512i cd_low = _mm512_shuffle_i32x4(c, d, 0x44),
-                cd_high = _mm512_shuffle_i32x4(c, d, 0xee);
-  a = _mm512_shuffle_i32x4(ab_low, cd_low, 0x88);
-  b = _mm512_shuffle_i32x4(ab_low, cd_low, 0xdd);
-  c = _mm512_shuffle_i32x4(ab_high, cd_high, 0x88);
-  d = _mm512_shuffle_i32x4(ab_high, cd_high, 0xdd);
-}
 // A 64-lane block (kVectors 4): a tile's four vectors' sums first, then each vector through the
 // output stage (one vector's sums then its stage, the next vector's after: its few tap chains did
 // not hide vpdpbusd's latency, MobileNetV2's 14x14 and 28x28 layers took a fifth longer), then per

@@ -35,6 +35,7 @@ const gemm::KernelSet& kernel_set() {
       .grouped_output_tile = &two_groups_output_kernel,
       .takes_tap_row_offsets = true,
       .sum_pixels = &sum_pixels,
+      .pack_lane_block = &pack_lane_block,
       .interleave_rows = &interleave_rows,
       .flat_run = &flat_run_kernel,
       .nchw_flat_run = &nchw_flat_run_kernel,

@@ -112,6 +112,11 @@ void gather_windows(const WindowGather& g);
 void sum_pixels(const std::uint8_t* in, std::int64_t pixels, std::int64_t pixel_bytes,
                 std::int64_t channels, std::int32_t* out);
 
+// KernelSet::pack_lane_block (weight_packing.cpp).
+void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64_t steps,
+                     std::uint8_t flip, std::int8_t* out, std::int64_t step_stride,
+                     const gemm::LaneSums& lane_sums);
+
 // KernelSet::interleave_rows (row_interleave_kernels.cpp).
 void interleave_rows(const RowInterleave& r);
 
