@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// make_present (core/aligned.hpp): the pages wholly inside a buffer are present after it, none
+// core/aligned.hpp. make_present: the pages wholly inside a buffer are present after it, none
 // outside them, the bytes unchanged; small buffers are left alone. Residency read with mincore on
-// a fresh anonymous mapping, whose pages are not present until touched.
+// a fresh anonymous mapping, whose pages are not present until touched. allocate_aligned: buffers
+// of every size, live at once and freed in any order, never overlap and keep what is written;
+// the shared huge-page mappings of large ones are given back when their last buffer is freed
+// (the newest one kept for the next buffers).
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "core/aligned.hpp"
@@ -99,6 +104,91 @@ TEST(AlignedStorage, UninitializedVectorHoldsWhatIsWritten) {
     ASSERT_EQ(buffer[i], static_cast<std::uint8_t>(i * 7)) << i;
   }
 }
+
+// Buffers from 64 bytes to 5 MiB (the pooled ones from 64 KiB up, some past a 2 MiB page), up to
+// 12 live at once, each filled with its own bytes: all of them checked whole after every
+// allocation and before every free, so that any overlap or move shows.
+TEST(AlignedStorage, BuffersOfEverySizeNeverOverlap) {
+  struct Buffer {
+    std::uint8_t* data;
+    std::size_t bytes;
+    std::uint8_t seed;
+  };
+  const auto fill = [](const Buffer& b) {
+    for (std::size_t i = 0; i < b.bytes; i += 61) b.data[i] = static_cast<std::uint8_t>(b.seed + i);
+  };
+  const auto intact = [](const Buffer& b) {
+    for (std::size_t i = 0; i < b.bytes; i += 61) {
+      if (b.data[i] != static_cast<std::uint8_t>(b.seed + i)) return false;
+    }
+    return true;
+  };
+  std::mt19937 rng(20261205);
+  const std::size_t sizes[] = {64,        4000,           200 << 10, 256 << 10,
+                               300 << 10, 700 << 10,      1 << 20,   (2 << 20) - 64,
+                               2 << 20,   (2 << 20) + 64, 3 << 20,   5 << 20};
+  std::vector<Buffer> live;
+  for (int step = 0; step < 200; ++step) {
+    if (live.size() < 12 && (live.empty() || rng() % 3 != 0)) {
+      const std::size_t bytes = sizes[rng() % std::size(sizes)] + 64 * (rng() % 4);
+      Buffer b{static_cast<std::uint8_t*>(allocate_aligned(bytes)), bytes,
+               static_cast<std::uint8_t>(step)};
+      ASSERT_EQ(reinterpret_cast<std::uintptr_t>(b.data) % kCacheLine, 0u) << bytes;
+      fill(b);
+      live.push_back(b);
+      for (const Buffer& other : live) ASSERT_TRUE(intact(other)) << "step " << step;
+    } else {
+      const std::size_t i = rng() % live.size();
+      ASSERT_TRUE(intact(live[i])) << "step " << step;
+      free_aligned(live[i].data, live[i].bytes);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  for (const Buffer& b : live) free_aligned(b.data, b.bytes);
+}
+
+#if defined(__linux__)
+// Whether the page at p is mapped (mincore fails with ENOMEM where it is not).
+bool mapped(const void* p) {
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  unsigned char flag = 0;
+  void* start = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p) / page * page);
+  return mincore(start, page, &flag) == 0 || errno != ENOMEM;
+}
+
+// A 3 MiB buffer gets a mapping of its own (4 MiB: two 2 MiB pages); a 512 KiB one after it may
+// take the rest of that mapping (when its unused end is the largest). The mapping stays while
+// either is live; once both are freed it is kept whole, as the newest, and the next 3 MiB buffer
+// takes its start. A 7 MiB buffer's mapping (8 MiB, its rest 1 MiB: not the largest unused end)
+// is given back when that buffer is freed.
+TEST(AlignedStorage, PooledMappingsAreGivenBackWithTheirLastBuffer) {
+  if (!pools_large_buffers()) GTEST_SKIP() << "no huge-page pool in this build (non-Linux or ASan)";
+  constexpr std::size_t kLarge = 3 << 20, kSmall = 512 << 10, kLarger = 7 << 20;
+  auto* large = static_cast<std::uint8_t*>(allocate_aligned(kLarge));
+  auto* small = static_cast<std::uint8_t*>(allocate_aligned(kSmall));
+  large[0] = large[kLarge - 1] = small[0] = small[kSmall - 1] = 1;
+  const bool shared = small >= large + kLarge && small < large + (4 << 20);
+  free_aligned(large, kLarge);
+  if (shared) {
+    EXPECT_TRUE(mapped(large)) << "the mapping went with its first buffer, the second still live";
+    small[0] = 2;
+  }
+  free_aligned(small, kSmall);
+  if (shared) {
+    EXPECT_TRUE(mapped(large)) << "the newest mapping is kept for the next buffers";
+    auto* again = static_cast<std::uint8_t*>(allocate_aligned(kLarge));
+    EXPECT_EQ(again, large) << "the kept mapping serves the next buffer that fits";
+    again[kLarge - 1] = 3;
+    auto* larger = static_cast<std::uint8_t*>(allocate_aligned(kLarger));
+    larger[0] = larger[kLarger - 1] = 4;
+    free_aligned(larger, kLarger);
+    EXPECT_FALSE(mapped(larger)) << "a mapping with no buffer left, not the newest, is given back";
+    free_aligned(again, kLarge);
+  } else {
+    EXPECT_FALSE(mapped(large)) << "a mapping with no buffer left, not the newest, is given back";
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace qconv::detail

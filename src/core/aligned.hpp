@@ -12,13 +12,17 @@ namespace qconv::detail {
 
 inline constexpr std::size_t kCacheLine = 64;
 
-// `bytes` of storage aligned to a cache line; from 2 MiB up aligned to 2 MiB, its whole 2 MiB
-// pages offered to the OS as huge pages (Linux: madvise). A prepared layer's megabytes of packed
-// weights are otherwise a page fault per 4 KiB when first written (in a virtual machine each
-// costs microseconds: milliseconds per megabyte), and as many TLB entries when the kernels stream
-// them. Free with free_aligned(p, bytes), the same byte count.
+// `bytes` of storage aligned to a cache line; from 64 KiB up (where pools_large_buffers()) carved
+// from mappings of whole 2 MiB pages that buffers share, offered to the OS as huge pages (Linux:
+// madvise; aligned.cpp). A prepared layer's megabytes of packed weights are otherwise a page fault
+// per 4 KiB when first written (in a virtual machine each costs microseconds: milliseconds per
+// megabyte), and as many TLB entries when the kernels stream them. Free with
+// free_aligned(p, bytes), the same byte count.
 void* allocate_aligned(std::size_t bytes);
 void free_aligned(void* p, std::size_t bytes) noexcept;
+// Whether buffers from 64 KiB up come from the shared huge-page mappings (Linux, except builds
+// with AddressSanitizer, which keep operator new so that their bounds are checked).
+bool pools_large_buffers() noexcept;
 
 // For a buffer about to be written whole: from 64 KiB up, the pages wholly inside
 // [p, p + bytes) made present in one call (Linux 5.14+; elsewhere nothing happens), not by a page
