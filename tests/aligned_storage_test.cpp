@@ -188,6 +188,28 @@ TEST(AlignedStorage, PooledMappingsAreGivenBackWithTheirLastBuffer) {
     EXPECT_FALSE(mapped(large)) << "a mapping with no buffer left, not the newest, is given back";
   }
 }
+
+// A kept mapping too small for the next buffer gives way to that buffer's own, which is kept in
+// turn: a network prepared and freed layer by layer ends up reusing the mapping of its largest.
+TEST(AlignedStorage, AKeptMappingTooSmallGivesWayToTheNext) {
+  if (!pools_large_buffers()) GTEST_SKIP() << "no huge-page pool in this build (non-Linux or ASan)";
+  constexpr std::size_t kFirst = 3 << 20, kSecond = 5 << 20, kThird = 1 << 20;
+  auto* first = static_cast<std::uint8_t*>(allocate_aligned(kFirst));
+  first[0] = 1;
+  free_aligned(first, kFirst);
+  if (!mapped(first)) {  // where another mapping, with buffers of other tests live, is the newest
+    GTEST_SKIP() << "the first buffer's mapping was not the newest (buffers of other tests live)";
+  }
+  auto* second = static_cast<std::uint8_t*>(allocate_aligned(kSecond));
+  second[0] = second[kSecond - 1] = 2;
+  EXPECT_FALSE(mapped(first)) << "the kept mapping, empty and too small, is given back";
+  free_aligned(second, kSecond);
+  EXPECT_TRUE(mapped(second)) << "the new mapping is the newest: kept";
+  auto* third = static_cast<std::uint8_t*>(allocate_aligned(kThird));
+  EXPECT_EQ(third, second) << "the kept mapping serves the next buffer that fits";
+  third[kThird - 1] = 3;
+  free_aligned(third, kThird);
+}
 #endif
 
 }  // namespace

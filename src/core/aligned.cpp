@@ -35,8 +35,9 @@ constexpr std::size_t kPopulateFrom = std::size_t{64} << 10;
 // that does not fit the unused end of the newest mapping gets a mapping of its own, its size
 // rounded up to 2 MiB, whose unused end the next buffers take. A mapping is unmapped when its last
 // buffer is freed, except the newest one up to kKeptAtMost, kept whole for the next buffers (as
-// malloc keeps the top of its heap): a plan prepared again, or the next of a sequence prepared and
-// freed one at a time, then writes pages already there. So a network's weights, prepared one layer
+// malloc keeps the top of its heap; kept and too small for one, it gives way to that one's): a
+// plan prepared again, or the next of a sequence prepared and freed one at a time, then writes
+// pages already there. So a network's weights, prepared one layer
 // after another, lie in as many huge pages as they fill, no buffer leaves more than the rest of
 // one page unused, and at most one empty mapping is held. Why: in a virtual machine, a 4 KiB page
 // costs microseconds the first time it is written (ResNet-50's 1 MB layer of 512 -> 2048 channels
@@ -71,8 +72,11 @@ class HugePagePool {
       (void)munmap(reinterpret_cast<void*>(start), size);
       throw;
     }
-    if (size - bytes > free_end_ - free_begin_) {  // the larger unused end serves the next ones
-      if (newest_ != 0 && mappings_.at(newest_).live == 0) unmap(mappings_.find(newest_));
+    // The larger unused end serves the next buffers; a kept mapping (empty) too small for this
+    // buffer gives way to this one, which then holds the larger buffers of the network.
+    const bool newest_empty = newest_ != 0 && mappings_.at(newest_).live == 0;
+    if (newest_empty || size - bytes > free_end_ - free_begin_) {
+      if (newest_empty) unmap(mappings_.find(newest_));
       newest_ = start;
       free_begin_ = start + bytes;
       free_end_ = start + size;
