@@ -172,11 +172,23 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
 
 void transpose_bytes(const std::uint8_t* src, std::int64_t src_stride, std::int64_t rows,
                      std::int64_t cols, std::uint8_t* dst, std::int64_t dst_stride) {
+  // The last byte a 16-byte load may reach: the matrix's own last one.
+  const std::int64_t end = (rows - 1) * src_stride + cols;
   std::int64_t i = 0;
   for (; i + 16 <= rows; i += 16) {
     std::int64_t j = 0;
     for (; j + 16 <= cols; j += 16) {
       transpose_tile(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
+    }
+    // Fewer than 16 columns left (an OIHW tensor's 9 taps of each input channel): a whole tile
+    // read, where its loads stay inside the matrix, and its first cols − j rows written.
+    if (j < cols && (i + 15) * src_stride + j + 16 <= end) {
+      std::uint8_t tile[16 * 16];
+      transpose_tile(src + i * src_stride + j, src_stride, tile, 16);
+      for (std::int64_t r = 0; r < cols - j; ++r) {
+        std::memcpy(dst + (j + r) * dst_stride + i, tile + r * 16, 16);
+      }
+      continue;
     }
     for (; j < cols; ++j) {
       for (std::int64_t k = 0; k < 16; ++k)
