@@ -58,12 +58,17 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
   __m512i abs = _mm512_setzero_si512();   // Σ |b − z|
   std::int64_t chunks = 0;
   for (std::int64_t c = 0; c < n; c += 64, ++chunks) {
-    // Bytes past the last value load as `flip`, which packs to 0.
+    // Bytes past the last value load as `flip`, which packs to 0. The rows' next lines are
+    // prefetched: 16 short strided streams (a 3x3 layer's tap of 512 channels is 8 chunks, rows
+    // 4.6 KB apart) that the hardware prefetcher does not follow; without it ResNet-50's
+    // 512-channel 3x3 layers took 0.24-0.33 ms to pack after other work, 0.09-0.11 with it (AMD Zen
+    // 5).
     const __mmask64 valid = n - c >= 64 ? ~__mmask64{0} : (~__mmask64{0}) >> (64 - (n - c));
     __m512i r[16];
 #pragma GCC unroll 16
     for (int l = 0; l < 16; ++l) {
       r[l] = _mm512_xor_si512(_mm512_mask_loadu_epi8(flips, valid, rows[l] + c), flips);
+      _mm_prefetch(reinterpret_cast<const char*>(rows[l] + c + 256), _MM_HINT_T0);
     }
     transpose_words(r);
     const std::int64_t first_step = c / 4;
