@@ -2,9 +2,9 @@
 // A kernel set's own weight packer (KernelSet::pack_lane_block) against the portable one
 // (gemm::pack_lane_block): the same packed bytes, padding steps and sums, on random rows of every
 // length from 1 to 200 values (the 64-byte chunks' tails), both flips, zero points at both ends
-// of the s8 range, and step counts past the values (K padding); the portable one and the byte
-// transposes in front of it against their definitions. The conformance suites reach the packer
-// only through whole convolutions; here a wrong byte or sum names its lane and step.
+// of the s8 range, and step counts past the values (K padding); the portable one against its
+// definition. The conformance suites reach the packer only through whole convolutions; here a
+// wrong byte or sum names its lane and step.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -114,33 +114,6 @@ TEST(WeightPacking, PortablePackerPlacesEveryByte) {
     EXPECT_EQ(p.abs_sums[static_cast<std::size_t>(l)], abs_sum) << l;
     for (std::int64_t step = 0; step < steps; ++step) {  // the other lanes of the line untouched
       EXPECT_EQ(p.bytes[static_cast<std::size_t>(step * step_stride + 64)], 0x5a);
-    }
-  }
-}
-
-// gemm::transpose_bytes, which brings other weight layouts into the packer's rows: every size to
-// 40 x 40 with row strides of the width (OIHW's taps) and wider, against the definition, from a
-// source exactly as long as the matrix (so that a sanitizer sees a load past it) into a
-// destination whose bytes outside the transpose must stay as they were.
-TEST(WeightPacking, TransposeBytesPlacesEveryByte) {
-  std::mt19937 rng(20261206);
-  for (std::int64_t rows = 1; rows <= 40; ++rows) {
-    for (std::int64_t cols = 1; cols <= 40; ++cols) {
-      const std::int64_t src_stride = cols + static_cast<std::int64_t>(rng() % 3) * 7;
-      const std::int64_t dst_stride = rows + static_cast<std::int64_t>(rng() % 2) * 5;
-      std::vector<std::uint8_t> src(static_cast<std::size_t>((rows - 1) * src_stride + cols));
-      for (auto& b : src) b = static_cast<std::uint8_t>(rng());
-      std::vector<std::uint8_t> dst(static_cast<std::size_t>(cols * dst_stride), 0xa5);
-      detail::gemm::transpose_bytes(src.data(), src_stride, rows, cols, dst.data(), dst_stride);
-      for (std::int64_t j = 0; j < cols; ++j) {
-        for (std::int64_t i = 0; i < dst_stride; ++i) {
-          const std::uint8_t want =
-              i < rows ? src[static_cast<std::size_t>(i * src_stride + j)] : std::uint8_t{0xa5};
-          ASSERT_EQ(dst[static_cast<std::size_t>(j * dst_stride + i)], want)
-              << rows << "x" << cols << " (strides " << src_stride << ", " << dst_stride
-              << "): row " << i << ", column " << j;
-        }
-      }
     }
   }
 }

@@ -49,6 +49,7 @@
 #include "engines/gemm/panel_packing.hpp"
 #include "engines/gemm/stage_view.hpp"
 #include "engines/gemm/weight_symmetry.hpp"
+#include "engines/layout_transpose.hpp"
 #include "output/rounding.hpp"
 
 namespace qconv::detail::gemm {
@@ -1014,22 +1015,23 @@ class GemmKernel final : public PreparedKernel {
       consecutive = values[l] != nullptr && values[l] - values[0] == l * lane_step;
     }
     if (consecutive && lane_step == taps && (step_tap == 1 || taps == 1)) {  // IOHW
-      transpose_bytes(values[0], step_c, group_in_, kLaneBlock * taps, out, group_in_);
+      detail::transpose_bytes(values[0], step_c, out, group_in_, group_in_, kLaneBlock * taps);
     } else if (consecutive && lane_step == 1) {  // HWIO
       for (std::int64_t t = 0; t < taps; ++t) {
-        transpose_bytes(values[0] + t * step_tap, step_c, group_in_, kLaneBlock,
-                        out + t * group_in_, channel_values);
+        detail::transpose_bytes(values[0] + t * step_tap, step_c, out + t * group_in_,
+                                channel_values, group_in_, kLaneBlock);
       }
     } else {
       for (int l = 0; l < kLaneBlock; ++l) {
         if (values[l] == nullptr) continue;
         std::uint8_t* to = out + l * channel_values;
         if (step_tap == 1 || taps == 1) {  // OIHW: a channel's taps together
-          transpose_bytes(values[l], step_c, group_in_, taps, to, group_in_);
+          detail::transpose_bytes(values[l], step_c, to, group_in_, group_in_, taps);
           continue;
         }
         for (std::int64_t t = 0; t < taps; ++t) {
-          transpose_bytes(values[l] + t * step_tap, step_c, group_in_, 1, to + t * group_in_, 0);
+          detail::transpose_bytes(values[l] + t * step_tap, step_c, to + t * group_in_, 0,
+                                  group_in_, 1);
         }
       }
     }

@@ -35,27 +35,6 @@ void transpose(Words& a, Words& b, Words& c, Words& d) {
   d = __builtin_shufflevector(ab_high, cd_high, 2, 3, 6, 7);
 }
 
-using Bytes = std::uint8_t __attribute__((vector_size(16)));
-
-// A 16x16 tile of bytes transposed: four rounds of interleaving row i with row i + 8 (each round
-// moves one bit of the row index into the column index).
-void transpose_tile(const std::uint8_t* src, std::int64_t src_stride, std::uint8_t* dst,
-                    std::int64_t dst_stride) {
-  Bytes r[16];
-  for (int i = 0; i < 16; ++i) std::memcpy(&r[i], src + i * src_stride, sizeof(Bytes));
-  for (int round = 0; round < 4; ++round) {
-    Bytes t[16];
-    for (int i = 0; i < 8; ++i) {
-      t[2 * i] = __builtin_shufflevector(r[i], r[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21,
-                                         6, 22, 7, 23);
-      t[2 * i + 1] = __builtin_shufflevector(r[i], r[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28,
-                                             13, 29, 14, 30, 15, 31);
-    }
-    for (int i = 0; i < 16; ++i) r[i] = t[i];
-  }
-  for (int i = 0; i < 16; ++i) std::memcpy(dst + i * dst_stride, &r[i], sizeof(Bytes));
-}
-
 // Per lane of a block, running sums of its packed bytes b taken as u = b + 128 (the s8 bits
 // with the top bit flipped): Σ u and Σ |u − r| with r = z + 128, z the lane's zero point. Fed 16
 // bytes at a time from the packing loop, so the rows are read once.
@@ -167,36 +146,6 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
   for (int l = 0; l < kLaneBlock; ++l) {  // Σ b = Σ u − 128 n, modulo 2^32
     lane_sums.sums[l] = static_cast<std::uint32_t>(totals.sum(l) - 128 * n);
     lane_sums.abs_sums[l] += totals.abs(l);
-  }
-}
-
-void transpose_bytes(const std::uint8_t* src, std::int64_t src_stride, std::int64_t rows,
-                     std::int64_t cols, std::uint8_t* dst, std::int64_t dst_stride) {
-  // The last byte a 16-byte load may reach: the matrix's own last one.
-  const std::int64_t end = (rows - 1) * src_stride + cols;
-  std::int64_t i = 0;
-  for (; i + 16 <= rows; i += 16) {
-    std::int64_t j = 0;
-    for (; j + 16 <= cols; j += 16) {
-      transpose_tile(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
-    }
-    // Fewer than 16 columns left (an OIHW tensor's 9 taps of each input channel): a whole tile
-    // read, where its loads stay inside the matrix, and its first cols − j rows written.
-    if (j < cols && (i + 15) * src_stride + j + 16 <= end) {
-      std::uint8_t tile[16 * 16];
-      transpose_tile(src + i * src_stride + j, src_stride, tile, 16);
-      for (std::int64_t r = 0; r < cols - j; ++r) {
-        std::memcpy(dst + (j + r) * dst_stride + i, tile + r * 16, 16);
-      }
-      continue;
-    }
-    for (; j < cols; ++j) {
-      for (std::int64_t k = 0; k < 16; ++k)
-        dst[j * dst_stride + i + k] = src[(i + k) * src_stride + j];
-    }
-  }
-  for (; i < rows; ++i) {
-    for (std::int64_t j = 0; j < cols; ++j) dst[j * dst_stride + i] = src[i * src_stride + j];
   }
 }
 

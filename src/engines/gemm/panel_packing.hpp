@@ -2,7 +2,7 @@
 // The inner loop of GEMM weight packing: one tap of 16 output channels side by side in a panel,
 // four input channels per 32-bit word (the K steps of vpdpbusd, tdpbusd and sdot), each K step's
 // 16 words one 64-byte line; with the sums the padding patterns and the accumulator bound need,
-// from the same rows. And the byte transposes that bring other layouts into those rows.
+// from the same rows (other layouts come into those rows through detail::transpose_bytes).
 #pragma once
 
 #include <cstdint>
@@ -25,10 +25,5 @@ struct LaneSums {
 void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64_t steps,
                      std::uint8_t flip, std::int8_t* out, std::int64_t step_stride,
                      const LaneSums& lane_sums);
-
-// dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols: weights of another
-// layout into rows of input channels, 16x16 bytes at a time.
-void transpose_bytes(const std::uint8_t* src, std::int64_t src_stride, std::int64_t rows,
-                     std::int64_t cols, std::uint8_t* dst, std::int64_t dst_stride);
 
 }  // namespace qconv::detail::gemm
