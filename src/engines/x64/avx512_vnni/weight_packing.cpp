@@ -55,9 +55,20 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
       _mm512_shuffle_epi8(_mm512_loadu_si512(lane_sums.zero_points),
                           _mm512_set4_epi32(0x0c0c0c0c, 0x08080808, 0x04040404, 0x00000000));
   __m512i sums = _mm512_setzero_si512();  // Σ b (s8), modulo 2^32
-  __m512i abs = _mm512_setzero_si512();   // Σ |b − z|
+  __m512i abs = _mm512_setzero_si512();   // Σ |b − z| since the last flush
+  // Σ |b − z| must not wrap (the accumulator bound is checked with it): a chunk adds at most
+  // 64 · 255 per lane, so the s32 lanes go into 64-bit totals every kFlushChunks chunks.
+  constexpr std::int64_t kFlushChunks = std::int64_t{1} << 16;
+  std::int64_t abs_total[16] = {};
+  const auto flush = [&] {
+    alignas(64) std::int32_t lanes[16];
+    _mm512_store_si512(lanes, abs);
+    for (int l = 0; l < 16; ++l) abs_total[l] += lanes[l];
+    abs = _mm512_setzero_si512();
+  };
   std::int64_t chunks = 0;
   for (std::int64_t c = 0; c < n; c += 64, ++chunks) {
+    if (chunks % kFlushChunks == kFlushChunks - 1) flush();
     // Bytes past the last value load as `flip`, which packs to 0. The rows' next lines are
     // prefetched: 16 short strided streams (a 3x3 layer's tap of 512 channels is 8 chunks, rows
     // 4.6 KB apart) that the hardware prefetcher does not follow; without it ResNet-50's
@@ -84,15 +95,14 @@ void pack_lane_block(const std::uint8_t* const* rows, std::int64_t n, std::int64
   for (std::int64_t step = chunks * 16; step < steps; ++step) {  // K padding
     _mm512_storeu_si512(out + step * step_stride, _mm512_setzero_si512());
   }
-  alignas(64) std::int32_t lane_sum[16], lane_abs[16];
+  flush();
+  alignas(64) std::int32_t lane_sum[16];
   _mm512_store_si512(lane_sum, sums);
-  _mm512_store_si512(lane_abs, abs);
   // The padding bytes of the last chunk (b = 0) added |0 − z| each to the distances.
   const std::int64_t padding = chunks * 64 - n;
   for (int l = 0; l < 16; ++l) {
     lane_sums.sums[l] = static_cast<std::uint32_t>(lane_sum[l]);
-    lane_sums.abs_sums[l] +=
-        static_cast<std::uint32_t>(lane_abs[l]) - padding * std::abs(lane_sums.zero_points[l]);
+    lane_sums.abs_sums[l] += abs_total[l] - padding * std::abs(lane_sums.zero_points[l]);
   }
 }
 
