@@ -162,6 +162,10 @@ TEST_P(DepthwiseConformance, LayersLargeEnoughForTwoThreads) {
       // threshold (56K).
       {576, 1, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, false, 0},
       {32, 1, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      // Runs of full 64-lane blocks through one fused kernel, split between threads inside a row:
+      // output rows in pairs (5 blocks), and 3 blocks followed by a 16-lane one.
+      {320, 1, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      {208, 1, 15, 16, 3, 3, 2, 2, 1, 0, 1, 1, 0, false, 0},
   };
   expect_rounds_exact(GetParam(), rng, shapes);
 }

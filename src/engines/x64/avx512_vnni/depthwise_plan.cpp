@@ -652,10 +652,67 @@ class DepthwiseKernel final : public PreparedKernel {
         source = &build;
       }
       if (groups > 0 && source == nullptr) depthwise_columns(build);
+      // The full 64-lane blocks after it that share its fused kernel, in one loop
+      // (write_fused_blocks).
+      std::size_t run = 1;
+      if (source != nullptr && b.width == 64) {
+        while (k + run < end_block && blocks_[k + run].fused == b.fused) ++run;
+      }
+      if (run > 1) {
+        write_fused_blocks(call, out_image, y - first_out_row, phase, pair, groups, k, run, build,
+                           block_rows.data());
+        k += run - 1;
+        continue;
+      }
       write_row(call, out_image, y - first_out_row, phase, groups, b, k, scratch, raw, source);
       if (pair) {
         write_row(call, out_image, y + geometry_.row_step - first_out_row, phase + 1, groups, b, k,
                   scratch, raw, source);
+      }
+    }
+  }
+
+  // Output row `at` of out_image (and with `pair` the row row_step below it, with row phase
+  // a + 1) for the `run` full 64-lane blocks from block k on, all with k's fused kernel and
+  // `source`'s rows (given at block k's channels in `rows`, which this advances), a block after
+  // the other (its rows of a pair one after the other, the second reading the first's input
+  // columns again): the kernel's arguments made once, then per block only its weights, sums,
+  // channels and rows moved on. Through run_row and write_row a block at a time, the arguments'
+  // set-up cost a 7x7 output row about as much as its tiles. One column phase, as every fused
+  // kernel has.
+  void write_fused_blocks(const RowCall& call, void* out_image, std::int64_t at, std::size_t a,
+                          bool pair, std::int32_t groups, std::size_t k, std::size_t run,
+                          const DepthwiseColumns& source, const std::uint8_t** rows) const {
+    const std::size_t row_phases = geometry_.row_phases.size();
+    const auto arguments = [&](std::int64_t row, std::size_t phase) {
+      const std::int64_t first_pixel = row * out_w_ + geometry_.column_phases[0].first_x;
+      DepthwiseOutputs o = outputs_args_[k * row_phases + phase];
+      o.groups = groups;
+      o.zero_point = call.zx;
+      o.output = static_cast<std::byte*>(out_image) +
+                 (first_pixel * out_channels_ + blocks_[k].channel) * element_;
+      o.saturated_high = call.saturated_high;
+      o.stage = &call.stage;
+      o.source = &source;
+      return o;
+    };
+    DepthwiseOutputs rows_of[2] = {arguments(at, a), {}};
+    if (pair) rows_of[1] = arguments(at + geometry_.row_step, a + 1);
+    const DepthwiseOutputKernel kernel = blocks_[k].fused;
+    for (std::size_t j = 0;;) {
+      kernel(rows_of[0]);
+      if (pair) kernel(rows_of[1]);
+      if (++j == run) return;
+      for (int r = 0; r < (pair ? 2 : 1); ++r) {
+        DepthwiseOutputs& o = rows_of[r];
+        const DepthwiseOutputs& next = outputs_args_[(k + j) * row_phases + a + r];
+        o.weights = next.weights;
+        o.weight_sums = next.weight_sums;
+        o.channel = next.channel;
+        o.output = static_cast<std::byte*>(o.output) + 64 * element_;
+      }
+      for (std::int32_t i = 0; i < 4 * groups; ++i) {
+        if (rows[i] != nullptr) rows[i] += 64;
       }
     }
   }
