@@ -672,6 +672,20 @@ class DepthwiseKernel final : public PreparedKernel {
     }
   }
 
+  // The planned kernel arguments `index` (per block, row phase and column phase) with this call's
+  // and this row's: its groups of 4 rows, its output and its rows (`source`, for a fused kernel).
+  DepthwiseOutputs row_outputs(const RowCall& call, std::size_t index, std::int32_t groups,
+                               void* output, const DepthwiseColumns* source) const {
+    DepthwiseOutputs o = outputs_args_[index];
+    o.groups = groups;
+    o.zero_point = call.zx;
+    o.output = output;
+    o.saturated_high = call.saturated_high;
+    o.stage = &call.stage;
+    o.source = source;
+    return o;
+  }
+
   // Output row `at` of out_image (and with `pair` the row row_step below it, with row phase
   // a + 1) for the `run` full 64-lane blocks from block k on, all with k's fused kernel and
   // `source`'s rows (given at block k's channels in `rows`, which this advances), a block after
@@ -686,15 +700,10 @@ class DepthwiseKernel final : public PreparedKernel {
     const std::size_t row_phases = geometry_.row_phases.size();
     const auto arguments = [&](std::int64_t row, std::size_t phase) {
       const std::int64_t first_pixel = row * out_w_ + geometry_.column_phases[0].first_x;
-      DepthwiseOutputs o = outputs_args_[k * row_phases + phase];
-      o.groups = groups;
-      o.zero_point = call.zx;
-      o.output = static_cast<std::byte*>(out_image) +
-                 (first_pixel * out_channels_ + blocks_[k].channel) * element_;
-      o.saturated_high = call.saturated_high;
-      o.stage = &call.stage;
-      o.source = &source;
-      return o;
+      return row_outputs(call, k * row_phases + phase, groups,
+                         static_cast<std::byte*>(out_image) +
+                             (first_pixel * out_channels_ + blocks_[k].channel) * element_,
+                         &source);
     };
     DepthwiseOutputs rows_of[2] = {arguments(at, a), {}};
     if (pair) rows_of[1] = arguments(at + geometry_.row_step, a + 1);
@@ -733,15 +742,9 @@ class DepthwiseKernel final : public PreparedKernel {
       const std::int64_t first_pixel = at * out_w_ + phase.first_x;
       void* out =
           static_cast<std::byte*>(out_image) + (first_pixel * out_channels_ + b.channel) * element_;
-      DepthwiseOutputs o = outputs_args_[index];
+      DepthwiseOutputs o = row_outputs(call, index, groups, out, source);
       o.columns = scratch;
-      o.groups = groups;
-      o.zero_point = call.zx;
-      o.output = out;
-      o.saturated_high = call.saturated_high;
-      o.stage = &call.stage;
       o.sums = raw;
-      o.source = source;
       (source != nullptr ? b.fused : phase.kernel)(o);
       if (epilogue_ != nullptr) continue;
       // No vector form for this (scheme, dtype): the scalar output stage, element by element.
