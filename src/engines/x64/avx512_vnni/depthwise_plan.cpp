@@ -283,6 +283,7 @@ class DepthwiseKernel final : public PreparedKernel {
         }
       }
     }
+    plan_fused_runs();
     plan_kernel_args();
   }
 
@@ -653,11 +654,9 @@ class DepthwiseKernel final : public PreparedKernel {
       }
       if (groups > 0 && source == nullptr) depthwise_columns(build);
       // The full 64-lane blocks after it that share its fused kernel, in one loop
-      // (write_fused_blocks).
-      std::size_t run = 1;
-      if (source != nullptr && b.width == 64) {
-        while (k + run < end_block && blocks_[k + run].fused == b.fused) ++run;
-      }
+      // (write_fused_blocks), as far as this task's blocks go.
+      const std::size_t run =
+          source != nullptr ? std::min(fused_run_end_[k], end_block) - k : std::size_t{1};
       if (run > 1) {
         write_fused_blocks(call, out_image, y - first_out_row, phase, pair, groups, k, run, build,
                            block_rows.data());
@@ -669,6 +668,18 @@ class DepthwiseKernel final : public PreparedKernel {
         write_row(call, out_image, y + geometry_.row_step - first_out_row, phase + 1, groups, b, k,
                   scratch, raw, source);
       }
+    }
+  }
+
+  // fused_run_end_: per block, one past the last block of the run of full 64-lane blocks with the
+  // same fused kernel that it starts or lies in (itself + 1 where it has none, or another width).
+  void plan_fused_runs() {
+    fused_run_end_.assign(blocks_.size(), 0);
+    for (std::size_t k = blocks_.size(); k-- > 0;) {
+      const Block& b = blocks_[k];
+      const bool joins_next = b.fused != nullptr && b.width == 64 && k + 1 < blocks_.size() &&
+                              blocks_[k + 1].fused == b.fused;
+      fused_run_end_[k] = joins_next ? fused_run_end_[k + 1] : k + 1;
     }
   }
 
@@ -810,6 +821,7 @@ class DepthwiseKernel final : public PreparedKernel {
   bool flip_input_ = false;
   int splits_ = 1;
   std::vector<Block> blocks_;
+  std::vector<std::size_t> fused_run_end_;  // plan_fused_runs
   std::vector<std::int64_t> task_rows_;
   // Per task row: where its slots' input rows start in slot_rows_, and its groups of 4 slots.
   std::vector<std::int64_t> task_slots_;
