@@ -9,6 +9,7 @@
 // fast engines (a depthwise tile for multiplier 1, grouped panels otherwise) must agree as well.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <optional>
@@ -468,12 +469,13 @@ constexpr bool kEveryKernelVariant = true;
 // (output rows in pairs) and 2, channel counts that leave 64-lane blocks full, partly filled or
 // followed by full or partly filled 32- and 16-lane blocks (a full 32-lane one: 96 and 32; 16-lane:
 // 80, 16), every scheme to u8 and s8 from u8 and s8 inputs, batch 2, 1 and 2 threads, w − zw in one
-// s8 part, in two (zw = 3 on s8 weights) or any. Where `in_registers` says so for the channel count
-// and the parts, the layer must take such a kernel (Plan::describe() says so), and must not where
-// it says not; with an s8 input, in the optimised builds only.
+// s8 part, in two (zw = 3 on s8 weights) or any. Where `in_registers` says so for the case and
+// the parts, the layer must take such a kernel (Plan::describe() says so), and must not where it
+// says not; with an s8 input, in the optimised builds only. With two parts and 3 columns, its full
+// 64-lane blocks must take w − zw as a + c (one per-channel c for the second parts).
 void check_columns_in_registers(const std::string& engine, std::int64_t stride_w,
                                 std::int64_t kernel_w,
-                                bool (*in_registers)(std::int64_t channels, int parts)) {
+                                bool (*in_registers)(const RandomCase& rc, int parts)) {
   Rng rng(21 + static_cast<std::uint64_t>(stride_w) + (kernel_w == 3 ? 0 : 5));
   // 3 columns: 2 to 4 kernel rows (one group); 5: 5 to 7 (two).
   const std::int64_t first_kh = kernel_w == 3 ? 2 : 5;
@@ -518,8 +520,10 @@ void check_columns_in_registers(const std::string& engine, std::int64_t stride_w
             // Builds with fewer kernel variants leave s8 inputs to the buffer.
             const bool flipped_in_registers = d.input_dtype == DType::u8 || kEveryKernelVariant;
             EXPECT_EQ(described.find("in registers") != std::string::npos,
-                      in_registers(c, parts) && flipped_in_registers)
+                      in_registers(rc, parts) && flipped_in_registers)
                 << described;
+            const bool column_sums = kernel_w == 3 && parts == 2 && flipped_in_registers && c >= 64;
+            EXPECT_EQ(described.find("a + c") != std::string::npos, column_sums) << described;
           }
           expect_exact(engine, rc, 1 + sub / 2);
           if (testing::Test::HasFatalFailure()) return;
@@ -531,29 +535,105 @@ void check_columns_in_registers(const std::string& engine, std::int64_t stride_w
 
 // At stride 2 every full block (all but 48 and 24 channels have one), w − zw in one or two parts.
 TEST_P(DepthwiseConformance, StrideTwoColumnsInRegisters) {
-  check_columns_in_registers(
-      GetParam(), 2, 3, [](std::int64_t c, int parts) { return parts <= 2 && c != 48 && c != 24; });
+  check_columns_in_registers(GetParam(), 2, 3, [](const RandomCase& rc, int parts) {
+    const std::int64_t c = rc.desc.in_channels;
+    return parts <= 2 && c != 48 && c != 24;
+  });
 }
 
 // 5 columns (5 to 7 kernel rows: two groups) at stride 2: full 64-lane blocks, w − zw in one or
 // two parts.
 TEST_P(DepthwiseConformance, StrideTwoFiveColumnsInRegisters) {
-  check_columns_in_registers(GetParam(), 2, 5,
-                             [](std::int64_t c, int parts) { return parts <= 2 && c >= 64; });
+  check_columns_in_registers(GetParam(), 2, 5, [](const RandomCase& rc, int parts) {
+    return parts <= 2 && rc.desc.in_channels >= 64;
+  });
 }
 
-// At stride 1 full 64- and 16-lane blocks, one part only (a 32-lane block, or w − zw in two parts,
-// reads the column buffer: 32 and 24 channels have neither block, 48 one partly filled).
+// At stride 1 full 64- and 16-lane blocks with one part (a 32-lane block reads the column buffer:
+// 32 and 24 channels have neither block, 48 one partly filled); with two, the full 64-lane blocks
+// that take w − zw as a + c, the others the buffer.
 TEST_P(DepthwiseConformance, StrideOneColumnsInRegisters) {
-  check_columns_in_registers(GetParam(), 1, 3, [](std::int64_t c, int parts) {
+  check_columns_in_registers(GetParam(), 1, 3, [](const RandomCase& rc, int parts) {
+    const std::int64_t c = rc.desc.in_channels;
+    if (parts == 2) return c >= 64;
     return parts == 1 && (c >= 64 || c % 64 == 16);
   });
 }
 
 // 5 columns at stride 1: full 64-lane blocks, one part only.
 TEST_P(DepthwiseConformance, StrideOneFiveColumnsInRegisters) {
-  check_columns_in_registers(GetParam(), 1, 5,
-                             [](std::int64_t c, int parts) { return parts == 1 && c >= 64; });
+  check_columns_in_registers(GetParam(), 1, 5, [](const RandomCase& rc, int parts) {
+    return parts == 1 && rc.desc.in_channels >= 64;
+  });
+}
+
+// w − zw as a + c on 3x3 full 64-lane blocks at stride 1 and 2, where a weight zero point near one
+// end of the weights' range needs two s8 parts (a channel's weights span at most 255 values, so
+// then every channel has a c in s8 that leaves each a = w − zw − c in s8): per-tensor and
+// per-channel zero points on s8 and u8 weights that reach both ends of their dtype, blocks followed
+// by a 16-lane block (the column buffer, two parts) or none, padding on every side, output rows in
+// pairs and alone, u8 and s8 inputs, every scheme to u8 and s8, batch 1 and 2, 1 and 2 threads; and
+// one channel whose w − zw reaches 255 (s8 weights with zw = −128, u8 with zw = 0), three parts,
+// where no block takes a + c.
+TEST_P(DepthwiseConformance, WeightZeroPointAsColumnSums) {
+  Rng rng(31);
+  // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
+  const Geometry shapes[] = {
+      {64, 1, 9, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      {144, 1, 8, 7, 3, 3, 1, 1, 1, 0, 2, 2, 0, false, 0},
+      {192, 1, 7, 13, 3, 3, 2, 1, 1, 1, 0, 0, 1, false, 0},
+      {128, 1, 9, 12, 3, 3, 2, 2, 1, 1, 1, 1, 0, false, 0},
+      {80, 1, 10, 9, 3, 3, 1, 2, 1, 0, 1, 1, 1, false, 0},
+  };
+  int round = 0;
+  for (const Geometry& g : shapes) {
+    for (DType weight : {DType::s8, DType::u8}) {
+      for (int three_parts = 0; three_parts < 2; ++three_parts, ++round) {
+        const SchemeKind scheme =
+            test::kEveryScheme[static_cast<std::size_t>(round) % std::size(test::kEveryScheme)];
+        ProblemDesc d = depthwise_desc(rng, g, 1 + round % 2, false,
+                                       scheme == SchemeKind::int32 ? SchemeKind::fbgemm : scheme);
+        d.weight_dtype = weight;
+        d.weight_layout = Layout::OHWI;  // patched below: [o][h][w] with one input channel
+        d.input_dtype = round % 3 == 1 ? DType::s8 : DType::u8;
+        d.input_zero_point = test::random_zero_point(rng, d.input_dtype, round % 2 == 0);
+        d.output_dtype = round % 4 < 2 ? DType::u8 : DType::s8;
+        d.output_zero_point = test::random_zero_point(rng, d.output_dtype, round % 3 == 0);
+        // Near one end: s8 weights' w − zw down to −131 or less, u8 weights' up to 132 or more.
+        const std::int32_t near_end = weight == DType::s8 ? 3 + round % 4 : 123 - round % 4;
+        d.weight_zero_point.assign(round % 2 == 0 ? 1 : static_cast<std::size_t>(g.channels),
+                                   near_end);
+        if (three_parts == 1) {  // channel 70 (10 of 64 channels): w − zw up to 255
+          d.weight_zero_point.assign(static_cast<std::size_t>(g.channels), near_end);
+          d.weight_zero_point[g.channels > 64 ? 70 : 10] = weight == DType::s8 ? -128 : 0;
+        }
+        RandomCase rc = test::random_case_for(rng, d);
+        // Each channel's weights reach both ends of the dtype.
+        const std::int64_t taps = g.kh * g.kw;
+        for (std::int64_t o = 0; o < g.channels; ++o) {
+          for (std::int64_t t = 0; t < 2; ++t) {
+            const std::int32_t v = weight == DType::s8 ? (t == 0 ? -128 : 127) : (t == 0 ? 0 : 255);
+            const auto at = static_cast<std::size_t>(o * taps + (o + 4 * t) % taps);
+            rc.weights[at] = v;
+            rc.weight_bytes[at] = static_cast<std::uint8_t>(v);
+          }
+        }
+        SCOPED_TRACE(Problem(rc.desc).summary());
+        if (GetParam().starts_with("avx512") &&
+            (kEveryKernelVariant || d.input_dtype == DType::u8)) {
+          const Plan plan =
+              Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()});
+          const std::string described = plan.describe();
+          EXPECT_NE(described.find(three_parts == 1 ? "3 taps per weight" : "2 taps per weight"),
+                    std::string::npos)
+              << described;
+          EXPECT_EQ(described.find("a + c") != std::string::npos, three_parts == 0) << described;
+        }
+        expect_exact(GetParam(), rc, 1 + round / 2 % 2);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
 }
 
 // Random depthwise problems: every size class, multiplier, stride, dilation and padding.

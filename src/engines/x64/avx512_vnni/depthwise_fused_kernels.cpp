@@ -30,15 +30,21 @@ using namespace depthwise;
 // and the output stage, where the buffer's build, its stores and the kernel's loads back ran
 // before the kernel: MobileNetV2's 14x14 and 7x7 layers 10-13 % faster.
 // kParts: each kernel column's w − zw in that many s8 parts, one vpdpbusd each.
-// kFlip: an s8 input, each byte read as u8 by xor 0x80 (DepthwiseColumns::flip), which the
-// interleave's byte moves commute with: the interleaved vectors are flipped, and the fill is the
-// zero point before its flip.
+// kColumnSums (kParts 1): w − zw as a + c, c per channel (depthwise_fused_kernel in kernels.hpp):
+// after a group's taps its weights hold one vector of c, by which each interleaved column is
+// multiplied once (add_column). A tile of 4 pixels so takes, a vector, 6 vpdpbusd and 7 adds at
+// stride 1 (9 and 7 at stride 2) for the second part's 12 vpdpbusd. With MobileNetV2's weight zero
+// point 3 on an AMD Zen 5: b12.dw (576 channels at 14x14) 14.4 -> 12.2 us, b15.dw (960 at 7x7)
+// 7.2 -> 5.6, b5.dw (192 at 28x28) 16.8 -> 14.8, b4.dw (144 at 56x56 stride 2) 18.0 -> 17.1
+// (without weight zero point 9.7, 4.5, 11.4 and 14.1 us).
 template <SchemeKind K, bool kSaturatedLow, bool kSaturatedHigh, int kParts, int kVectors,
-          int kStep, int kColumns, int kGroups, bool kFlip>
+          int kStep, int kColumns, int kGroups, bool kFlip, bool kColumnSums = false>
 struct FusedTiles {
+  static_assert(!kColumnSums || kParts == 1);
   static constexpr std::int64_t kTapBytes = 64 * kVectors;  // a tap's weights: [lanes][4 rows]
-  // A group's weights: [tap][lanes][4 rows].
-  static constexpr std::int64_t kGroupBytes = kTapBytes * kColumns * kParts;
+  // A group's weights: [tap][lanes][4 rows] (with kColumnSums, c after the taps).
+  static constexpr std::int64_t kGroupBytes =
+      kTapBytes * (kColumns * kParts + (kColumnSums ? 1 : 0));
   // Its start and output stage.
   BlockTiles<K, Written::bytes, kSaturatedLow, kSaturatedHigh, kColumns, kParts, kStep, kVectors>
       block;
@@ -85,6 +91,41 @@ struct FusedTiles {
     }
   }
 
+  // kColumnSums: interleaved column t (q) into the tile's sums, a vector at a time: its a taps,
+  // and c times the sum of the columns so far (`prefix`, one vpdpbusd a column) added to pixel p
+  // at the last column of its window (t = kStep·p + kColumns − 1) and taken from the pixel after
+  // the column before its window (p = (t + 1) / kStep): 2 adds a pixel, where adding each column's
+  // own sum to the 3 pixels that read it took 3. The weights are read where they are used (memory
+  // operands), so that the accumulators stay in registers (with a + c's 12 weight vectors kept in
+  // registers as well, GCC spilled about 400 vectors a tile loop).
+  template <int kTile>
+  [[gnu::always_inline]] void add_column(int t, const __m512i (&q)[kVectors], const std::int8_t* w,
+                                         __m512i (&prefix)[kVectors],
+                                         __m512i (&acc)[kVectors][kTile]) const {
+    asm("" : "+r"(w));
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) {
+      prefix[v] = _mm512_dpbusd_epi32(t == 0 ? _mm512_setzero_si512() : prefix[v], q[v],
+                                      _mm512_load_si512(w + kTapBytes * kColumns + 64 * v));
+#pragma GCC unroll 5
+      for (int s = 0; s < kColumns; ++s) {
+        if (t < s || (t - s) % kStep != 0 || (t - s) / kStep >= kTile) continue;
+        const int p = (t - s) / kStep;
+        acc[v][p] =
+            _mm512_dpbusd_epi32(acc[v][p], q[v], _mm512_load_si512(w + kTapBytes * s + 64 * v));
+      }
+      if ((t - (kColumns - 1)) % kStep == 0 && t >= kColumns - 1 &&
+          (t - (kColumns - 1)) / kStep < kTile) {
+        const int p = (t - (kColumns - 1)) / kStep;
+        acc[v][p] = _mm512_add_epi32(acc[v][p], prefix[v]);
+      }
+      if ((t + 1) % kStep == 0 && (t + 1) / kStep < kTile) {
+        const int p = (t + 1) / kStep;
+        acc[v][p] = _mm512_sub_epi32(acc[v][p], prefix[v]);
+      }
+    }
+  }
+
   template <int kTile>
   [[gnu::always_inline]] void run(std::int32_t first, std::int32_t valid) const {
     __m512i acc[kVectors][kTile];
@@ -93,6 +134,7 @@ struct FusedTiles {
 #pragma GCC unroll 8
       for (int p = 0; p < kTile; ++p) acc[v][p] = block.start[v];
     }
+    __m512i prefix[kVectors];  // kColumnSums: see add_column
     for (int g = 0; g < kGroups; ++g) {
       // Weights [group][tap][lanes][4]: part k of kernel column s is tap kParts·s + k, its vector
       // v at kTapBytes·tap + 64·v.
@@ -102,6 +144,10 @@ struct FusedTiles {
       for (int t = 0; t < kStep * (kTile - 1) + kColumns; ++t) {
         __m512i q[kVectors];
         interleave(g, first_column + kStep * static_cast<std::int64_t>(first) + t, q);
+        if constexpr (kColumnSums) {
+          add_column<kTile>(t, q, w, prefix, acc);
+          continue;
+        }
         // 5 columns, or w − zw in two parts, at stride 2: the weights read where they are used
         // (memory operands). Left to itself GCC keeps a group's 20 (or 24) weight vectors in
         // registers and spills accumulators (100-200 stores a tile loop for 5 columns, 64 stack
@@ -135,7 +181,7 @@ struct FusedTiles {
 
 // Tiles of 4 pixels (for 32 lanes at stride 2, 6 or 8 measured no faster).
 template <SchemeKind K, bool kFlip, int kParts, int kVectors, int kStep, int kColumns = 3,
-          int kGroups = 1>
+          int kGroups = 1, bool kColumnSums = false>
 void run_fused(const DepthwiseOutputs& o) {
   constexpr int kTile = 4;
   // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
@@ -144,18 +190,18 @@ void run_fused(const DepthwiseOutputs& o) {
     if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
       if constexpr (K == SchemeKind::fbgemm) {
         if (o.saturated_high) {
-          return for_tiles<kTile>(
-              o.pixels,
-              FusedTiles<K, true, true, kParts, kVectors, kStep, kColumns, kGroups, kFlip>(o));
+          return for_tiles<kTile>(o.pixels, FusedTiles<K, true, true, kParts, kVectors, kStep,
+                                                       kColumns, kGroups, kFlip, kColumnSums>(o));
         }
       }
-      return for_tiles<kTile>(
-          o.pixels,
-          FusedTiles<K, true, false, kParts, kVectors, kStep, kColumns, kGroups, kFlip>(o));
+      return for_tiles<kTile>(o.pixels, FusedTiles<K, true, false, kParts, kVectors, kStep,
+                                                   kColumns, kGroups, kFlip, kColumnSums>(o));
     }
   }
   for_tiles<kTile>(
-      o.pixels, FusedTiles<K, false, false, kParts, kVectors, kStep, kColumns, kGroups, kFlip>(o));
+      o.pixels,
+      FusedTiles<K, false, false, kParts, kVectors, kStep, kColumns, kGroups, kFlip, kColumnSums>(
+          o));
 }
 
 template <SchemeKind K, bool kFlip, int kParts, int kStep>
@@ -174,7 +220,13 @@ DepthwiseOutputKernel fused_for_width(int width, bool vbmi) {
 }
 
 template <SchemeKind K, bool kFlip>
-DepthwiseOutputKernel fused_kernel(int parts, int width, int step, int columns, bool vbmi) {
+DepthwiseOutputKernel fused_kernel(int parts, int width, int step, int columns, bool vbmi,
+                                   bool column_sums) {
+  if (column_sums) {
+    if (parts != 1 || width != 64 || columns != 3) return nullptr;
+    if (step == 1) return &run_fused<K, kFlip, 1, 4, 1, 3, 1, true>;
+    return step == 2 ? &run_fused<K, kFlip, 1, 4, 2, 3, 1, true> : nullptr;
+  }
   // 5 columns (5x5: two groups of rows) on full 64-lane blocks, at stride 1 one part only (as 3
   // columns); the rest read the buffer.
   if (columns == 5) {
@@ -198,8 +250,8 @@ DepthwiseOutputKernel fused_kernel(int parts, int width, int step, int columns, 
 }  // namespace
 
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
-                                             int width, int step, int columns, bool flip,
-                                             bool vbmi) {
+                                             int width, int step, int columns, bool flip, bool vbmi,
+                                             bool column_sums) {
   if (output_dtype == DType::s32 || epilogue_kernel(scheme, output_dtype) == nullptr) {
     return nullptr;
   }
@@ -209,7 +261,7 @@ DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dty
           return nullptr;  // int32 to bytes has no vector form
         } else {
           return for_input_sign(flip, [&]<bool kFlip>() {
-            return fused_kernel<K, kFlip>(parts, width, step, columns, vbmi);
+            return fused_kernel<K, kFlip>(parts, width, step, columns, vbmi, column_sums);
           });
         }
       });

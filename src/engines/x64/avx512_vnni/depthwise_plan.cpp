@@ -215,6 +215,8 @@ struct Block {
   // A full block's kernel that interleaves its columns itself (3- and 5-column stride 1 and 2
   // layers that have one), or null: its columns go through the buffer.
   DepthwiseOutputKernel fused;
+  // Its weights as a + c (plan_column_sums), for its fused kernel: [tap][lanes][4] a, then c.
+  bool column_sums;
 };
 
 class DepthwiseKernel final : public PreparedKernel {
@@ -238,6 +240,9 @@ class DepthwiseKernel final : public PreparedKernel {
       const std::int64_t step = geometry_.row_step;
       if (!geometry_.row_pairs || (y / step) % 2 == 0) task_rows_.push_back(y);
     }
+    const bool vbmi = (host_cpu_features() & kAvx512vbmi) != 0;  // the 16-lane fused kernels'
+    splits_ = weight_parts_needed(problem, weights);
+    plan_column_sums(problem, weights, vbmi);
     pack(problem, weights);
     plan_task_rows();
     columns_ = geometry_.max_columns();
@@ -252,7 +257,6 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     for (const Block& b : blocks_) blocks64_ += b.width == 64 ? 1 : 0;
     epilogue_ = epilogue_kernel(d.scheme.kind, d.output_dtype);
-    const bool vbmi = (host_cpu_features() & kAvx512vbmi) != 0;  // the 16-lane fused kernels'
     for (ColumnPhase& c : geometry_.column_phases) {
       // Kernel columns at consecutive buffer columns, each split into splits_ taps: a fixed
       // schedule where the kernels have one.
@@ -278,8 +282,9 @@ class DepthwiseKernel final : public PreparedKernel {
           multiplier_ == 1) {
         for (Block& b : blocks_) {
           if (b.channels != b.width) continue;
-          b.fused = depthwise_fused_kernel(d.scheme.kind, d.output_dtype, splits_, b.width, c.step,
-                                           columns, flip_input_, vbmi);
+          b.fused =
+              depthwise_fused_kernel(d.scheme.kind, d.output_dtype, b.column_sums ? 1 : splits_,
+                                     b.width, c.step, columns, flip_input_, vbmi, b.column_sums);
         }
       }
     }
@@ -306,6 +311,9 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     if (geometry_.row_pairs) out << " (output rows in pairs)";
     if (splits_ > 1) out << " (w - zw outside s8: " << splits_ << " taps per weight)";
+    if (std::any_of(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.column_sums; })) {
+      out << " (full blocks: w - zw as a + c, c times each column's sum)";
+    }
     if (planes_ != nullptr) {
       out << planes_->describe();
     } else if (d.input_layout == Layout::NCHW || d.output_layout == Layout::NCHW) {
@@ -521,10 +529,48 @@ class DepthwiseKernel final : public PreparedKernel {
     }
   }
 
-  // Weights per (block, row phase, column phase): [group][split tap][width lanes][4 rows] s8, and
-  // Σ(w − zw) per lane.
+  // With w − zw in two s8 parts (splits_ 2), the full 64-lane blocks of a 3-column layer at
+  // stride 1 or 2 take it as a + c instead (depthwise_fused_kernel's column_sums), c = column_sum_
+  // per channel: their fused kernel then takes a vpdpbusd per column, not a second one per tap. A
+  // channel's weights lie within one dtype's 256 values, so its w − zw spans at most 255 of them,
+  // and two parts bound them to [−256, 254]: a c in s8 that leaves every a in s8 always exists
+  // (checked all the same: a wrong one would wrap). Every task row of such a layer has its one
+  // group of rows, so these blocks always run fused (run_row), never on the buffer's kernels,
+  // which read the parts.
+  void plan_column_sums(const Problem& problem, const CanonicalWeights& weights, bool vbmi) {
+    const auto& d = problem.desc();
+    column_sum_.assign(static_cast<std::size_t>(out_channels_), 0);
+    if (splits_ != 2 || multiplier_ != 1 || problem.transposed() || d.dilation_w != 1) return;
+    if (geometry_.column_phases.size() != 1 || geometry_.max_groups != 1) return;
+    const ColumnPhase& phase = geometry_.column_phases[0];
+    if ((phase.step != 1 && phase.step != 2) || phase.kernel_cols.size() != 3) return;
+    if (depthwise_fused_kernel(d.scheme.kind, d.output_dtype, 1, 64, phase.step, 3, flip_input_,
+                               vbmi, true) == nullptr) {
+      return;
+    }
+    for (Block& b : blocks_) {
+      if (b.width != 64 || b.channels != 64) continue;
+      bool fits = true;
+      for (std::int64_t o = b.channel; fits && o < b.channel + b.channels; ++o) {
+        const std::int32_t zw = problem.weight_zero_point(o);
+        std::int32_t lo = 255, hi = -255;
+        for (std::int16_t w : weights.channel(o)) {
+          lo = std::min(lo, w - zw);
+          hi = std::max(hi, w - zw);
+        }
+        // Every a = (w − zw) − c in s8: c in [hi − 127, lo + 128], and c itself in s8.
+        const std::int32_t low = std::max(hi - 127, -128), high = std::min(lo + 128, 127);
+        fits = low <= high;
+        column_sum_[static_cast<std::size_t>(o)] =
+            static_cast<std::int8_t>(std::clamp(0, low, high));
+      }
+      b.column_sums = fits;
+    }
+  }
+
+  // Weights per (block, row phase, column phase): [group][split tap][width lanes][4 rows] s8 (a
+  // column-sums block: [group][tap][lanes][4] a, then [lanes][4] c), and Σ(w − zw) per lane.
   void pack(const Problem& problem, const CanonicalWeights& weights) {
-    splits_ = weight_parts_needed(problem, weights);
     for (ColumnPhase& c : geometry_.column_phases) {
       for (std::int64_t off : c.offsets) {
         for (int k = 0; k < splits_; ++k) {
@@ -536,7 +582,9 @@ class DepthwiseKernel final : public PreparedKernel {
       for (const auto& rows : geometry_.row_phases) {
         const std::int64_t groups = (static_cast<std::int64_t>(rows.size()) + 3) / 4;
         for (const ColumnPhase& c : geometry_.column_phases) {
-          const std::int64_t taps = static_cast<std::int64_t>(c.kernel_cols.size()) * splits_;
+          const int parts = b.column_sums ? 1 : splits_;
+          const std::int64_t columns = static_cast<std::int64_t>(c.kernel_cols.size());
+          const std::int64_t taps = columns * parts + (b.column_sums ? 1 : 0);
           const std::int64_t lanes = b.width;
           weight_offsets_.push_back(static_cast<std::int64_t>(weights_.size()));
           sum_offsets_.push_back(static_cast<std::int64_t>(sums_.size()));
@@ -548,19 +596,27 @@ class DepthwiseKernel final : public PreparedKernel {
             const std::int64_t pos = depthwise_lane(b.width, static_cast<int>(channel));
             const std::int64_t o = b.channel + channel;
             const std::int32_t zw = problem.weight_zero_point(o);
+            const std::int32_t column_sum = column_sum_[static_cast<std::size_t>(o)];
             std::uint32_t sum = 0;
             for (std::size_t i = 0; i < rows.size(); ++i) {
               if (rows[i] < 0) continue;  // a slot of weight 0
+              const std::int64_t g = static_cast<std::int64_t>(i) / 4;
+              const auto at = [&](std::int64_t t) {
+                return ((g * taps + t) * lanes + pos) * 4 + static_cast<std::int64_t>(i % 4);
+              };
               for (std::size_t s = 0; s < c.kernel_cols.size(); ++s) {
                 const std::int32_t value = weights.value(o, 0, rows[i], c.kernel_cols[s]) - zw;
                 sum += static_cast<std::uint32_t>(value);
-                const std::int64_t g = static_cast<std::int64_t>(i) / 4;
+                if (b.column_sums) {  // a = value − c, in s8 (plan_column_sums)
+                  w[at(static_cast<std::int64_t>(s))] =
+                      static_cast<std::int8_t>(value - column_sum);
+                  continue;
+                }
                 for (int k = 0; k < splits_; ++k) {
-                  const std::int64_t t = static_cast<std::int64_t>(s) * splits_ + k;
-                  w[((g * taps + t) * lanes + pos) * 4 + static_cast<std::int64_t>(i % 4)] =
-                      weight_part(value, k);
+                  w[at(static_cast<std::int64_t>(s) * splits_ + k)] = weight_part(value, k);
                 }
               }
+              if (b.column_sums) w[at(columns)] = static_cast<std::int8_t>(column_sum);
             }
             sums[pos] = static_cast<std::int32_t>(sum);
           }
@@ -820,6 +876,7 @@ class DepthwiseKernel final : public PreparedKernel {
   std::int64_t in_channels_ = 0, out_channels_ = 0, multiplier_ = 1, out_h_ = 0, out_w_ = 0;
   bool flip_input_ = false;
   int splits_ = 1;
+  std::vector<std::int8_t> column_sum_;  // per output channel: c (plan_column_sums), else 0
   std::vector<Block> blocks_;
   std::vector<std::size_t> fused_run_end_;  // plan_fused_runs
   std::vector<std::int64_t> task_rows_;

@@ -217,9 +217,15 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
 // in builds with fewer kernel variants (kEveryKernelVariant: the flipping set doubles the
 // instrumented compile). `vbmi`: the CPU has AVX-512 VBMI, and a 16-lane block gets the kernel that
 // interleaves its columns with a byte permute (depthwise_fused_vector_vbmi_kernel).
+// `column_sums` (parts 1; 64 lanes, 3 columns, stride 1 or 2, else null): each channel's w − zw
+// is taken as a + c, a per tap and c per channel both in s8 (a w − zw outside s8 where a weight
+// zero point sits at one end of the weights' range); the group's weights hold the a of its taps,
+// then one more vector of c in the slots of its kernel rows (0 in the others). Each interleaved
+// column is multiplied by c once, and that sum added to every pixel whose window holds the
+// column: one vpdpbusd a column in place of a second part's one a tap.
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
-                                             int width, int step, int columns, bool flip,
-                                             bool vbmi);
+                                             int width, int step, int columns, bool flip, bool vbmi,
+                                             bool column_sums);
 // The 16-lane fused kernel of depthwise_fused_kernel (3 columns, one group of rows, `parts` 1 or 2,
 // `step` 1 or 2, `flip` as there) whose columns are interleaved by one vpermt2b each
 // (depthwise_fused_vbmi_kernels.cpp: built with VBMI; only for a CPU that has it); null for other
