@@ -37,6 +37,9 @@ using namespace depthwise;
 // point 3 on an AMD Zen 5: b12.dw (576 channels at 14x14) 14.4 -> 12.2 us, b15.dw (960 at 7x7)
 // 7.2 -> 5.6, b5.dw (192 at 28x28) 16.8 -> 14.8, b4.dw (144 at 56x56 stride 2) 18.0 -> 17.1
 // (without weight zero point 9.7, 4.5, 11.4 and 14.1 us).
+// kFlip: an s8 input, each byte read as u8 by xor 0x80 (DepthwiseColumns::flip), which the
+// interleave's byte moves commute with: the interleaved vectors are flipped, and the fill is the
+// zero point before its flip.
 template <SchemeKind K, bool kSaturatedLow, bool kSaturatedHigh, int kParts, int kVectors,
           int kStep, int kColumns, int kGroups, bool kFlip, bool kColumnSums = false>
 struct FusedTiles {

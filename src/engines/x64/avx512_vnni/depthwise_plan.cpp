@@ -215,7 +215,8 @@ struct Block {
   // A full block's kernel that interleaves its columns itself (3- and 5-column stride 1 and 2
   // layers that have one), or null: its columns go through the buffer.
   DepthwiseOutputKernel fused;
-  // Its weights as a + c (plan_column_sums), for its fused kernel: [tap][lanes][4] a, then c.
+  // Its weights as a + c for its fused kernel, both chosen by plan_column_sums: [tap][lanes][4]
+  // a, then c.
   bool column_sums;
 };
 
@@ -281,10 +282,9 @@ class DepthwiseKernel final : public PreparedKernel {
       if (geometry_.column_phases.size() == 1 && (three || five) && (c.step == 2 || c.step == 1) &&
           multiplier_ == 1) {
         for (Block& b : blocks_) {
-          if (b.channels != b.width) continue;
-          b.fused =
-              depthwise_fused_kernel(d.scheme.kind, d.output_dtype, b.column_sums ? 1 : splits_,
-                                     b.width, c.step, columns, flip_input_, vbmi, b.column_sums);
+          if (b.channels != b.width || b.column_sums) continue;  // (its kernel chosen already)
+          b.fused = depthwise_fused_kernel(d.scheme.kind, d.output_dtype, splits_, b.width, c.step,
+                                           columns, flip_input_, vbmi, false);
         }
       }
     }
@@ -534,9 +534,10 @@ class DepthwiseKernel final : public PreparedKernel {
   // per channel: their fused kernel then takes a vpdpbusd per column, not a second one per tap. A
   // channel's weights lie within one dtype's 256 values, so its w − zw spans at most 255 of them,
   // and two parts bound them to [−256, 254]: a c in s8 that leaves every a in s8 always exists
-  // (checked all the same: a wrong one would wrap). Every task row of such a layer has its one
-  // group of rows, so these blocks always run fused (run_row), never on the buffer's kernels,
-  // which read the parts.
+  // (checked all the same: a wrong one would wrap). The block's fused kernel is chosen here with
+  // its packing, so the two cannot disagree; every task row of such a layer has its one group of
+  // rows, so these blocks always run fused (run_row), never on the buffer's kernels, which read
+  // the parts.
   void plan_column_sums(const Problem& problem, const CanonicalWeights& weights, bool vbmi) {
     const auto& d = problem.desc();
     column_sum_.assign(static_cast<std::size_t>(out_channels_), 0);
@@ -544,10 +545,9 @@ class DepthwiseKernel final : public PreparedKernel {
     if (geometry_.column_phases.size() != 1 || geometry_.max_groups != 1) return;
     const ColumnPhase& phase = geometry_.column_phases[0];
     if ((phase.step != 1 && phase.step != 2) || phase.kernel_cols.size() != 3) return;
-    if (depthwise_fused_kernel(d.scheme.kind, d.output_dtype, 1, 64, phase.step, 3, flip_input_,
-                               vbmi, true) == nullptr) {
-      return;
-    }
+    const DepthwiseOutputKernel kernel = depthwise_fused_kernel(
+        d.scheme.kind, d.output_dtype, 1, 64, phase.step, 3, flip_input_, vbmi, true);
+    if (kernel == nullptr) return;
     for (Block& b : blocks_) {
       if (b.width != 64 || b.channels != 64) continue;
       bool fits = true;
@@ -565,6 +565,7 @@ class DepthwiseKernel final : public PreparedKernel {
             static_cast<std::int8_t>(std::clamp(0, low, high));
       }
       b.column_sums = fits;
+      if (fits) b.fused = kernel;
     }
   }
 
