@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The 16-lane fused depthwise kernel (depthwise_fused_vector.hpp) with its columns interleaved by
-// AVX-512 VBMI's two-table byte permute (InterleaveRows16Vbmi). Built with AVX-512 and VBMI flags,
-// called only on a CPU that has both (depthwise_fused_vector_vbmi_kernel in kernels.hpp); no other
-// kernel lives here, so none can pick up a VBMI instruction by accident.
+// The 16- and 32-lane fused depthwise kernels (depthwise_fused_vector.hpp, depthwise_fused_tiles
+// .hpp) with their columns interleaved by AVX-512 VBMI's two-table byte permute
+// (InterleaveRows16Vbmi, InterleaveRows32Vbmi). Built with AVX-512 and VBMI flags, called only on a
+// CPU that has both (depthwise_fused_vector_vbmi_kernel and depthwise_fused_32_vbmi_kernel in
+// kernels.hpp); no other kernel lives here, so none can pick up a VBMI instruction by accident.
 #include "engines/gemm/vector_stage_dispatch.hpp"
+#include "engines/x64/avx512_vnni/depthwise_fused_tiles.hpp"
 #include "engines/x64/avx512_vnni/depthwise_fused_vector.hpp"
 #include "engines/x64/avx512_vnni/depthwise_interleave.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
@@ -11,6 +13,7 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
+using depthwise::run_fused;
 using depthwise::run_fused_vector;
 
 // The kernel for w − zw in `parts` (1 or 2) s8 parts at stride `step` (1 or 2), or null.
@@ -26,19 +29,44 @@ DepthwiseOutputKernel fused_vector_kernel(int parts, int step) {
   return nullptr;
 }
 
-}  // namespace
+// The 32-lane kernel at stride 2 for `parts` (1 or 2), or null. At stride 1 a 32-lane block
+// reads the column buffer: fused with these permutes, 32 channels at 112x112 took as long on an
+// AMD Zen 5 (MobileNetV2's b1.dw 35.3 -> 34.8 us, another such layer 34.9 -> 35.3).
+template <SchemeKind K, bool kFlip>
+DepthwiseOutputKernel fused_32_kernel(int parts, int step) {
+  if (step != 2) return nullptr;
+  if (parts == 1) return &run_fused<K, kFlip, 1, 2, 2, 3, 1, false, InterleaveRows32Vbmi>;
+  return parts == 2 ? &run_fused<K, kFlip, 2, 2, 2, 3, 1, false, InterleaveRows32Vbmi> : nullptr;
+}
 
-DepthwiseOutputKernel depthwise_fused_vector_vbmi_kernel(SchemeKind scheme, int parts, int step,
-                                                         bool flip) {
+// f.template operator()<K, kFlip>() for a scheme with a vector stage to bytes, else null.
+template <class F>
+DepthwiseOutputKernel for_scheme_and_sign(SchemeKind scheme, bool flip, const F& f) {
   return gemm::for_scheme<DepthwiseOutputKernel>(
       scheme, [&]<SchemeKind K>() -> DepthwiseOutputKernel {
         if constexpr (K == SchemeKind::int32) {
           return nullptr;  // int32 to bytes has no vector form
         } else {
           return depthwise::for_input_sign(
-              flip, [&]<bool kFlip>() { return fused_vector_kernel<K, kFlip>(parts, step); });
+              flip, [&]<bool kFlip>() { return f.template operator()<K, kFlip>(); });
         }
       });
+}
+
+}  // namespace
+
+DepthwiseOutputKernel depthwise_fused_32_vbmi_kernel(SchemeKind scheme, int parts, int step,
+                                                     bool flip) {
+  return for_scheme_and_sign(scheme, flip, [&]<SchemeKind K, bool kFlip>() {
+    return fused_32_kernel<K, kFlip>(parts, step);
+  });
+}
+
+DepthwiseOutputKernel depthwise_fused_vector_vbmi_kernel(SchemeKind scheme, int parts, int step,
+                                                         bool flip) {
+  return for_scheme_and_sign(scheme, flip, [&]<SchemeKind K, bool kFlip>() {
+    return fused_vector_kernel<K, kFlip>(parts, step);
+  });
 }
 
 }  // namespace qconv::detail::avx512_vnni

@@ -84,6 +84,22 @@ template <int kWidth>
   q[3] = N::hi16(ab_high, xy_high);
 }
 
+// A 32-lane block's column of 4 rows (32 bytes each, read by load) interleaved into two vectors,
+// channels 0-15 and 16-31 in order (the fused tiles' Interleave32, depthwise_fused_tiles.hpp):
+// 256-bit unpacks (as the buffer's), their four results paired into two vectors.
+struct InterleaveRows32 {
+  [[gnu::always_inline]] static __m256i load(const std::uint8_t* at) {
+    return Narrow<32>::load(at, ~std::uint32_t{0}, true);
+  }
+  [[gnu::always_inline]] static void rows(__m256i a, __m256i b, __m256i x, __m256i y,
+                                          __m512i (&q)[2]) {
+    __m256i h[4];
+    interleave_narrow_rows<32>(a, b, x, y, h);
+    q[0] = _mm512_inserti64x4(_mm512_castsi256_si512(h[0]), h[1], 1);
+    q[1] = _mm512_inserti64x4(_mm512_castsi256_si512(h[2]), h[3], 1);
+  }
+};
+
 // 16 channels of 4 rows (16 bytes each) into one vector, each dword the 4 rows' bytes of one
 // channel, channels in order: the rows side by side in the 128-bit lanes, one vpermd moving
 // channels 4j..4j+3 of every row into lane j, one vpshufb transposing each lane's 4x4 bytes.
@@ -123,6 +139,33 @@ struct InterleaveRows16Vbmi {
         10, 89, 73, 25, 9, 88, 72, 24, 8, 87, 71, 23, 7, 86, 70, 22, 6, 85, 69, 21, 5, 84, 68, 20,
         4, 83, 67, 19, 3, 82, 66, 18, 2, 81, 65, 17, 1, 80, 64, 16, 0);
     return _mm512_permutex2var_epi8(_mm512_castsi256_si512(ab), index, _mm512_castsi256_si512(xy));
+  }
+};
+
+// InterleaveRows32 with VBMI: rows a and b side by side in one vector, x and y in another (one
+// 256-bit insert each), then one vpermt2b per 16 channels, taking byte 4c + r of the result from
+// row r's byte c: 4 shuffles a column where the unpacks take 10, and the loads no channel-order
+// permute.
+struct InterleaveRows32Vbmi {
+  [[gnu::always_inline]] static __m256i load(const std::uint8_t* at) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  }
+  [[gnu::always_inline]] static void rows(__m256i a, __m256i b, __m256i x, __m256i y,
+                                          __m512i (&q)[2]) {
+    const __m512i ab = _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+    const __m512i xy = _mm512_inserti64x4(_mm512_castsi256_si512(x), y, 1);
+    // Table bytes 0-31: a, 32-63: b, 64-95: x, 96-127: y; channel c of row r at 32·r + c.
+    alignas(64) static constexpr std::uint8_t kIndex[2][64] = {
+        {0,  32, 64, 96,  1,  33, 65, 97,  2,  34, 66, 98,  3,  35, 67, 99,
+         4,  36, 68, 100, 5,  37, 69, 101, 6,  38, 70, 102, 7,  39, 71, 103,
+         8,  40, 72, 104, 9,  41, 73, 105, 10, 42, 74, 106, 11, 43, 75, 107,
+         12, 44, 76, 108, 13, 45, 77, 109, 14, 46, 78, 110, 15, 47, 79, 111},
+        {16, 48, 80, 112, 17, 49, 81, 113, 18, 50, 82, 114, 19, 51, 83, 115,
+         20, 52, 84, 116, 21, 53, 85, 117, 22, 54, 86, 118, 23, 55, 87, 119,
+         24, 56, 88, 120, 25, 57, 89, 121, 26, 58, 90, 122, 27, 59, 91, 123,
+         28, 60, 92, 124, 29, 61, 93, 125, 30, 62, 94, 126, 31, 63, 95, 127}};
+    q[0] = _mm512_permutex2var_epi8(ab, _mm512_load_si512(kIndex[0]), xy);
+    q[1] = _mm512_permutex2var_epi8(ab, _mm512_load_si512(kIndex[1]), xy);
   }
 };
 #endif

@@ -192,7 +192,8 @@ struct BlockTiles {
   StageView stage;
   __m512i start[4];
 
-  explicit BlockTiles(const DepthwiseOutputs& outputs) : o(outputs), stage(*outputs.stage) {
+  [[gnu::always_inline]] explicit BlockTiles(const DepthwiseOutputs& outputs)
+      : o(outputs), stage(*outputs.stage) {
     const __m512i minus_zx = _mm512_set1_epi32(-o.zero_point);
     for (int v = 0; v < kVectors; ++v) {
       start[v] = _mm512_mullo_epi32(minus_zx, _mm512_loadu_si512(o.weight_sums + 16 * v));

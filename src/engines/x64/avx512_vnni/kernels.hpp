@@ -234,6 +234,11 @@ DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dty
 // 28x28 5 %, MobileNetV2's b3.dw (144 = 64 + 64 + 16 channels) 3 %.
 DepthwiseOutputKernel depthwise_fused_vector_vbmi_kernel(SchemeKind scheme, int parts, int step,
                                                          bool flip);
+// The 32-lane fused kernel of depthwise_fused_kernel (3 columns, one group of rows, stride 2,
+// `parts` 1 or 2; else null), its columns interleaved by one VBMI byte permute per 16 channels
+// (depthwise_fused_vbmi_kernels.cpp); call only on a CPU with AVX-512 VBMI.
+DepthwiseOutputKernel depthwise_fused_32_vbmi_kernel(SchemeKind scheme, int parts, int step,
+                                                     bool flip);
 
 // Depthwise on NCHW planes, pixels in lanes (depthwise_plane_kernels.cpp, planned by
 // depthwise_planes.cpp; needs AVX-512 VBMI besides the engine's features): each output plane is cut
