@@ -6,7 +6,6 @@
 // Built with AVX-512 flags: see kernels.hpp for why this file uses no standard-library templates.
 #include <immintrin.h>
 
-#include "engines/gemm/vector_stage_dispatch.hpp"
 #include "engines/x64/avx512_vnni/depthwise_fused_tiles.hpp"
 #include "engines/x64/avx512_vnni/depthwise_fused_vector.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
@@ -72,16 +71,9 @@ DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dty
   if (output_dtype == DType::s32 || epilogue_kernel(scheme, output_dtype) == nullptr) {
     return nullptr;
   }
-  return gemm::for_scheme<DepthwiseOutputKernel>(
-      scheme, [&]<SchemeKind K>() -> DepthwiseOutputKernel {
-        if constexpr (K == SchemeKind::int32) {
-          return nullptr;  // int32 to bytes has no vector form
-        } else {
-          return for_input_sign(flip, [&]<bool kFlip>() {
-            return fused_kernel<K, kFlip>(parts, width, step, columns, vbmi, column_sums);
-          });
-        }
-      });
+  return for_scheme_and_sign(scheme, flip, [&]<SchemeKind K, bool kFlip>() {
+    return fused_kernel<K, kFlip>(parts, width, step, columns, vbmi, column_sums);
+  });
 }
 
 }  // namespace qconv::detail::avx512_vnni

@@ -4,7 +4,6 @@
 // (InterleaveRows16Vbmi, InterleaveRows32Vbmi). Built with AVX-512 and VBMI flags, called only on a
 // CPU that has both (depthwise_fused_vector_vbmi_kernel and depthwise_fused_32_vbmi_kernel in
 // kernels.hpp); no other kernel lives here, so none can pick up a VBMI instruction by accident.
-#include "engines/gemm/vector_stage_dispatch.hpp"
 #include "engines/x64/avx512_vnni/depthwise_fused_tiles.hpp"
 #include "engines/x64/avx512_vnni/depthwise_fused_vector.hpp"
 #include "engines/x64/avx512_vnni/depthwise_interleave.hpp"
@@ -13,6 +12,7 @@
 namespace qconv::detail::avx512_vnni {
 namespace {
 
+using depthwise::for_scheme_and_sign;
 using depthwise::run_fused;
 using depthwise::run_fused_vector;
 
@@ -37,20 +37,6 @@ DepthwiseOutputKernel fused_32_kernel(int parts, int step) {
   if (step != 2) return nullptr;
   if (parts == 1) return &run_fused<K, kFlip, 1, 2, 2, 3, 1, false, InterleaveRows32Vbmi>;
   return parts == 2 ? &run_fused<K, kFlip, 2, 2, 2, 3, 1, false, InterleaveRows32Vbmi> : nullptr;
-}
-
-// f.template operator()<K, kFlip>() for a scheme with a vector stage to bytes, else null.
-template <class F>
-DepthwiseOutputKernel for_scheme_and_sign(SchemeKind scheme, bool flip, const F& f) {
-  return gemm::for_scheme<DepthwiseOutputKernel>(
-      scheme, [&]<SchemeKind K>() -> DepthwiseOutputKernel {
-        if constexpr (K == SchemeKind::int32) {
-          return nullptr;  // int32 to bytes has no vector form
-        } else {
-          return depthwise::for_input_sign(
-              flip, [&]<bool kFlip>() { return f.template operator()<K, kFlip>(); });
-        }
-      });
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <immintrin.h>
 
+#include "engines/gemm/vector_stage_dispatch.hpp"
 #include "engines/x64/avx512_vnni/depthwise_tiles.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
 
@@ -91,6 +92,22 @@ DepthwiseOutputKernel for_input_sign(bool flip, const F& f) {
   } else {
     return nullptr;
   }
+}
+
+// f.template operator()<K, kFlip>() for `scheme` (every scheme but int32, which has no vector
+// stage to bytes: null) and the input's sign (for_input_sign): how the fused kernels' getters
+// pick their instantiation.
+template <class F>
+DepthwiseOutputKernel for_scheme_and_sign(SchemeKind scheme, bool flip, const F& f) {
+  return gemm::for_scheme<DepthwiseOutputKernel>(
+      scheme, [&]<SchemeKind K>() -> DepthwiseOutputKernel {
+        if constexpr (K == SchemeKind::int32) {
+          return nullptr;  // int32 to bytes has no vector form
+        } else {
+          return for_input_sign(flip,
+                                [&]<bool kFlip>() { return f.template operator()<K, kFlip>(); });
+        }
+      });
 }
 
 template <SchemeKind K, int kParts, int kStep, class Interleave, bool kFlip>

@@ -215,8 +215,9 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
 // where (scheme, output dtype) has no vector output stage to u8 or s8, for more than 2 parts (at
 // stride 1: more than 1, or 32 lanes), for another width, step or column count, or for an s8 input
 // in builds with fewer kernel variants (kEveryKernelVariant: the flipping set doubles the
-// instrumented compile). `vbmi`: the CPU has AVX-512 VBMI, and a 16-lane block gets the kernel that
-// interleaves its columns with a byte permute (depthwise_fused_vector_vbmi_kernel).
+// instrumented compile). `vbmi`: the CPU has AVX-512 VBMI, and a 16-lane block, or a 32-lane one at
+// stride 2, gets the kernel that interleaves its columns with byte permutes
+// (depthwise_fused_vector_vbmi_kernel, depthwise_fused_32_vbmi_kernel).
 // `column_sums` (parts 1; 64 lanes, 3 columns, stride 1 or 2, else null): each channel's w − zw
 // is taken as a + c, a per tap and c per channel both in s8 (a w − zw outside s8 where a weight
 // zero point sits at one end of the weights' range); the group's weights hold the a of its taps,
