@@ -68,15 +68,18 @@ struct FusedTiles {
   [[gnu::always_inline]] void interleave(int g, std::int64_t column, __m512i (&q)[kVectors]) const {
     const bool inside = column >= 0 && column < in_width;
     const std::uint8_t* const* rows = row + 4 * g;
+    // The column's offset once, not per row: GCC multiplied it out for each row it loads (behind
+    // that row's null test), which cost 32-channel blocks at stride 2 a tenth of their time (96
+    // channels at 112x112 37.2 -> 34.3 us on an AMD Zen 5).
+    const std::int64_t offset = column * pixel_bytes;
     if constexpr (kVectors == 4) {
       const auto load = [&](int i) {
-        return inside && rows[i] != nullptr ? _mm512_loadu_si512(rows[i] + column * pixel_bytes)
-                                            : fill;
+        return inside && rows[i] != nullptr ? _mm512_loadu_si512(rows[i] + offset) : fill;
       };
       interleave_rows(load(0), load(1), load(2), load(3), q);
     } else {
       const auto load = [&](int i) {
-        return inside && rows[i] != nullptr ? Interleave32::load(rows[i] + column * pixel_bytes)
+        return inside && rows[i] != nullptr ? Interleave32::load(rows[i] + offset)
                                             : _mm512_castsi512_si256(fill);
       };
       Interleave32::rows(load(0), load(1), load(2), load(3), q);
