@@ -462,6 +462,13 @@ constexpr bool kEveryKernelVariant = false;  // the library's, as tests/CMakeLis
 constexpr bool kEveryKernelVariant = true;
 #endif
 
+// Whether a layer's full 64-lane blocks take a w − zw outside s8 without a second tap per weight:
+// as a + c, or on a spare row slot (DepthwiseSplit), by Plan::describe().
+bool takes_second_part_in_one(const std::string& described) {
+  return described.find("a + c") != std::string::npos ||
+         described.find("spare row slot") != std::string::npos;
+}
+
 // The kernels that interleave their columns in registers (full blocks of a u8 or s8 input,
 // `kernel_w` kernel columns at stride `stride_w`: 3 with one group of 2 to 4 kernel rows, 5 with
 // two groups of 5 to 7; partly filled blocks of the same layer still go through the column buffer):
@@ -472,7 +479,7 @@ constexpr bool kEveryKernelVariant = true;
 // s8 part, in two (zw = 3 on s8 weights) or any. Where `in_registers` says so for the case and
 // the parts, the layer must take such a kernel (Plan::describe() says so), and must not where it
 // says not; with an s8 input, in the optimised builds only. With two parts and 3 columns, its full
-// 64-lane blocks must take w − zw as a + c (one per-channel c for the second parts).
+// 64-lane blocks must take the second parts without a tap each (takes_second_part_in_one).
 void check_columns_in_registers(const std::string& engine, std::int64_t stride_w,
                                 std::int64_t kernel_w,
                                 bool (*in_registers)(const RandomCase& rc, int parts)) {
@@ -522,8 +529,8 @@ void check_columns_in_registers(const std::string& engine, std::int64_t stride_w
             EXPECT_EQ(described.find("in registers") != std::string::npos,
                       in_registers(rc, parts) && flipped_in_registers)
                 << described;
-            const bool column_sums = kernel_w == 3 && parts == 2 && flipped_in_registers && c >= 64;
-            EXPECT_EQ(described.find("a + c") != std::string::npos, column_sums) << described;
+            const bool split = kernel_w == 3 && parts == 2 && flipped_in_registers && c >= 64;
+            EXPECT_EQ(takes_second_part_in_one(described), split) << described;
           }
           expect_exact(engine, rc, 1 + sub / 2);
           if (testing::Test::HasFatalFailure()) return;
@@ -574,7 +581,9 @@ TEST_P(DepthwiseConformance, StrideOneFiveColumnsInRegisters) {
 // by a 16-lane block (the column buffer, two parts) or none, padding on every side, output rows in
 // pairs and alone, u8 and s8 inputs, every scheme to u8 and s8, batch 1 and 2, 1 and 2 threads; and
 // one channel whose w − zw reaches 255 (s8 weights with zw = −128, u8 with zw = 0), three parts,
-// where no block takes a + c.
+// where no block takes a + c. Each end in two kernel rows of every channel: a block whose channels
+// reach beyond s8 in one kernel row each takes the spare row slot instead
+// (WeightZeroPointOnADuplicatedRow).
 TEST_P(DepthwiseConformance, WeightZeroPointAsColumnSums) {
   Rng rng(31);
   // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
@@ -608,14 +617,17 @@ TEST_P(DepthwiseConformance, WeightZeroPointAsColumnSums) {
           d.weight_zero_point[g.channels > 64 ? 70 : 10] = weight == DType::s8 ? -128 : 0;
         }
         RandomCase rc = test::random_case_for(rng, d);
-        // Each channel's weights reach both ends of the dtype.
+        // Each channel's weights reach both ends of the dtype, each in two kernel rows (so no
+        // block takes the spare row slot).
         const std::int64_t taps = g.kh * g.kw;
         for (std::int64_t o = 0; o < g.channels; ++o) {
           for (std::int64_t t = 0; t < 2; ++t) {
             const std::int32_t v = weight == DType::s8 ? (t == 0 ? -128 : 127) : (t == 0 ? 0 : 255);
-            const auto at = static_cast<std::size_t>(o * taps + (o + 4 * t) % taps);
-            rc.weights[at] = v;
-            rc.weight_bytes[at] = static_cast<std::uint8_t>(v);
+            for (const std::int64_t row : {0, 1}) {
+              const auto at = static_cast<std::size_t>(o * taps + (o + 4 * t + row * g.kw) % taps);
+              rc.weights[at] = v;
+              rc.weight_bytes[at] = static_cast<std::uint8_t>(v);
+            }
           }
         }
         SCOPED_TRACE(Problem(rc.desc).summary());
@@ -628,6 +640,87 @@ TEST_P(DepthwiseConformance, WeightZeroPointAsColumnSums) {
                     std::string::npos)
               << described;
           EXPECT_EQ(described.find("a + c") != std::string::npos, three_parts == 0) << described;
+          EXPECT_EQ(described.find("spare row slot"), std::string::npos) << described;
+        }
+        expect_exact(GetParam(), rc, 1 + round / 2 % 2);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// w − zw outside s8 in one kernel row per channel (DepthwiseSplit::duplicated_row): full 64-lane
+// blocks of 3x3 and 2x3 kernels at stride 1 (output rows in pairs: the upper row's spare slot is
+// 3, the lower's 0 for 3 kernel rows and 3 for 2) and 2 (slot 3), each channel's duplicated row
+// its own (every kernel row in turn, below s8 and above it), per-tensor and per-channel zero
+// points on s8 and u8 weights, channels with no w − zw outside s8 among them, padding on every
+// side, u8 and s8 inputs, every scheme to u8 and s8, batch 1 and 2, 1 and 2 threads. In the
+// second round of each shape one channel of the second block reaches beyond s8 in two kernel
+// rows: that block takes a + c, the others the spare slot.
+TEST_P(DepthwiseConformance, WeightZeroPointOnADuplicatedRow) {
+  Rng rng(41);
+  // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
+  const Geometry shapes[] = {
+      {128, 1, 9, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, 0},
+      {144, 1, 8, 7, 3, 3, 1, 1, 1, 0, 2, 2, 0, false, 0},
+      {192, 1, 7, 13, 3, 3, 2, 2, 1, 1, 0, 0, 1, false, 0},
+      {128, 1, 9, 12, 2, 3, 1, 1, 1, 1, 1, 1, 0, false, 0},
+      {128, 1, 10, 9, 2, 3, 2, 2, 1, 0, 1, 1, 1, false, 0},
+  };
+  int round = 0;
+  for (const Geometry& g : shapes) {
+    for (DType weight : {DType::s8, DType::u8}) {
+      for (int two_rows = 0; two_rows < 2; ++two_rows, ++round) {
+        const SchemeKind scheme =
+            test::kEveryScheme[static_cast<std::size_t>(round) % std::size(test::kEveryScheme)];
+        ProblemDesc d = depthwise_desc(rng, g, 1 + round % 2, false,
+                                       scheme == SchemeKind::int32 ? SchemeKind::fbgemm : scheme);
+        d.weight_dtype = weight;
+        d.weight_layout = Layout::OHWI;  // [o][h][w] with one input channel
+        d.input_dtype = round % 3 == 1 ? DType::s8 : DType::u8;
+        d.input_zero_point = test::random_zero_point(rng, d.input_dtype, round % 2 == 0);
+        d.output_dtype = round % 4 < 2 ? DType::u8 : DType::s8;
+        d.output_zero_point = test::random_zero_point(rng, d.output_dtype, round % 3 == 0);
+        // Near the low end of s8 weights (w − zw down to −128 − zw) or the high end of u8 ones
+        // (up to 255 − zw); per tensor or per channel.
+        const auto zero_point = [&](std::int64_t o) {
+          const std::int32_t step = round % 2 == 0 ? 0 : static_cast<std::int32_t>(o % 3);
+          return weight == DType::s8 ? 3 + step : 123 - step;
+        };
+        d.weight_zero_point.resize(round % 2 == 0 ? 1 : static_cast<std::size_t>(g.channels));
+        for (std::size_t o = 0; o < d.weight_zero_point.size(); ++o) {
+          d.weight_zero_point[o] = zero_point(static_cast<std::int64_t>(o));
+        }
+        RandomCase rc = test::random_case_for(rng, d);
+        // Channel o's weights: within s8 of zw but in its duplicated row (o % kh), which reaches
+        // the far end of the dtype once or more; every seventh channel nowhere.
+        const std::int64_t taps = g.kh * g.kw;
+        const std::int32_t lowest = weight == DType::s8 ? -128 : 0;
+        for (std::int64_t o = 0; o < g.channels; ++o) {
+          const std::int32_t zw = zero_point(o);
+          const std::int64_t duplicated = o % 7 == 6 ? -1 : o % g.kh;
+          const bool beyond_two_rows = two_rows == 1 && o == 70;
+          for (std::int64_t t = 0; t < taps; ++t) {
+            const std::int64_t r = t / g.kw;
+            std::int32_t v = static_cast<std::int32_t>(rng.uniform(zw - 128, zw + 127));
+            v = std::clamp(v, lowest, lowest + 255);
+            if ((r == duplicated && (t + o) % 2 == 0) || (beyond_two_rows && t % g.kw == 0)) {
+              v = weight == DType::s8 ? -128 : 255;  // beyond s8 of zw
+            }
+            const auto at = static_cast<std::size_t>(o * taps + t);
+            rc.weights[at] = v;
+            rc.weight_bytes[at] = static_cast<std::uint8_t>(v);
+          }
+        }
+        SCOPED_TRACE(Problem(rc.desc).summary());
+        if (GetParam().starts_with("avx512") &&
+            (kEveryKernelVariant || d.input_dtype == DType::u8)) {
+          const Plan plan =
+              Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()});
+          const std::string described = plan.describe();
+          EXPECT_NE(described.find("2 taps per weight"), std::string::npos) << described;
+          EXPECT_NE(described.find("spare row slot"), std::string::npos) << described;
+          EXPECT_EQ(described.find("a + c") != std::string::npos, two_rows == 1) << described;
         }
         expect_exact(GetParam(), rc, 1 + round / 2 % 2);
         if (HasFatalFailure()) return;

@@ -37,11 +37,17 @@ DepthwiseOutputKernel fused_for_width(int width, bool vbmi) {
 
 template <SchemeKind K, bool kFlip>
 DepthwiseOutputKernel fused_kernel(int parts, int width, int step, int columns, bool vbmi,
-                                   bool column_sums) {
-  if (column_sums) {
+                                   DepthwiseSplit split) {
+  if (split != DepthwiseSplit::parts) {
     if (parts != 1 || width != 64 || columns != 3) return nullptr;
-    if (step == 1) return &run_fused<K, kFlip, 1, 4, 1, 3, 1, true>;
-    return step == 2 ? &run_fused<K, kFlip, 1, 4, 2, 3, 1, true> : nullptr;
+    if (split == DepthwiseSplit::column_sums) {
+      if (step == 1) return &run_fused<K, kFlip, 1, 4, 1, 3, 1, DepthwiseSplit::column_sums>;
+      if (step == 2) return &run_fused<K, kFlip, 1, 4, 2, 3, 1, DepthwiseSplit::column_sums>;
+      return nullptr;
+    }
+    if (step == 1) return &run_fused<K, kFlip, 1, 4, 1, 3, 1, DepthwiseSplit::duplicated_row>;
+    if (step == 2) return &run_fused<K, kFlip, 1, 4, 2, 3, 1, DepthwiseSplit::duplicated_row>;
+    return nullptr;
   }
   // 5 columns (5x5: two groups of rows) on full 64-lane blocks, at stride 1 one part only (as 3
   // columns); the rest read the buffer.
@@ -67,12 +73,12 @@ DepthwiseOutputKernel fused_kernel(int parts, int width, int step, int columns, 
 
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
                                              int width, int step, int columns, bool flip, bool vbmi,
-                                             bool column_sums) {
+                                             DepthwiseSplit split) {
   if (output_dtype == DType::s32 || epilogue_kernel(scheme, output_dtype) == nullptr) {
     return nullptr;
   }
   return for_scheme_and_sign(scheme, flip, [&]<SchemeKind K, bool kFlip>() {
-    return fused_kernel<K, kFlip>(parts, width, step, columns, vbmi, column_sums);
+    return fused_kernel<K, kFlip>(parts, width, step, columns, vbmi, split);
   });
 }
 

@@ -26,33 +26,44 @@ namespace qconv::detail::avx512_vnni::depthwise {
 // and the output stage, where the buffer's build, its stores and the kernel's loads back ran
 // before the kernel: MobileNetV2's 14x14 and 7x7 layers 10-13 % faster.
 // kParts: each kernel column's w − zw in that many s8 parts, one vpdpbusd each.
-// kColumnSums (kParts 1): w − zw as a + c, c per channel (depthwise_fused_kernel in kernels.hpp):
-// after a group's taps its weights hold one vector of c, by which each interleaved column is
-// multiplied once (add_column). A tile of 4 pixels so takes, a vector, 6 vpdpbusd and 7 adds at
-// stride 1 (9 and 7 at stride 2) for the second part's 12 vpdpbusd. With MobileNetV2's weight zero
-// point 3 on an AMD Zen 5: b12.dw (576 channels at 14x14) 14.4 -> 12.2 us, b15.dw (960 at 7x7)
-// 7.2 -> 5.6, b5.dw (192 at 28x28) 16.8 -> 14.8, b4.dw (144 at 56x56 stride 2) 18.0 -> 17.1
-// (without weight zero point 9.7, 4.5, 11.4 and 14.1 us).
+// kSplit column_sums (kColumnSums, kParts 1): w − zw as a + c, c per channel
+// (depthwise_fused_kernel in kernels.hpp): after a group's taps its weights hold one vector of c,
+// by which each interleaved column is multiplied once (add_column). A tile of 4 pixels so takes, a
+// vector, 6 vpdpbusd and 7 adds at stride 1 (9 and 7 at stride 2) for the second part's 12
+// vpdpbusd. With MobileNetV2's weight zero point 3 on an AMD Zen 5: b12.dw (576 channels at
+// 14x14) 14.4 -> 12.2 us, b15.dw (960 at 7x7) 7.2 -> 5.6, b5.dw (192 at 28x28) 16.8 -> 14.8, b4.dw
+// (144 at 56x56 stride 2) 18.0 -> 17.1 (without weight zero point 9.7, 4.5, 11.4 and 14.1 us).
+// kSplit duplicated_row (kParts 1, 64 lanes, one group): the spare slot kSpareSlot (3 or 0) holds,
+// per lane, the bytes of one of the other three slots (blended from their loads by the two masks
+// after the group's taps), and its weights the remainder of that row's w − zw: where every w − zw
+// outside s8 of a channel lies in one kernel row, a second part costs two byte blends a column.
 // kFlip: an s8 input, each byte read as u8 by xor 0x80 (DepthwiseColumns::flip), which the
 // interleave's byte moves commute with: the interleaved vectors are flipped, and the fill is the
 // zero point before its flip.
 // Interleave32: how a 32-lane block's column is interleaved (InterleaveRows32 or, on a CPU with
 // VBMI, InterleaveRows32Vbmi: depthwise_interleave.hpp).
 template <SchemeKind K, bool kSaturatedLow, bool kSaturatedHigh, int kParts, int kVectors,
-          int kStep, int kColumns, int kGroups, bool kFlip, bool kColumnSums = false,
-          class Interleave32 = InterleaveRows32>
+          int kStep, int kColumns, int kGroups, bool kFlip,
+          DepthwiseSplit kSplit = DepthwiseSplit::parts, class Interleave32 = InterleaveRows32,
+          int kSpareSlot = 3>
 struct FusedTiles {
-  static_assert(!kColumnSums || kParts == 1);
+  static constexpr bool kColumnSums = kSplit == DepthwiseSplit::column_sums;
+  static constexpr bool kDuplicatedRow = kSplit == DepthwiseSplit::duplicated_row;
+  static_assert(kSplit == DepthwiseSplit::parts || kParts == 1);
+  static_assert(!kDuplicatedRow || (kVectors == 4 && kGroups == 1));
   static constexpr std::int64_t kTapBytes = 64 * kVectors;  // a tap's weights: [lanes][4 rows]
-  // A group's weights: [tap][lanes][4 rows] (with kColumnSums, c after the taps).
+  // A group's weights: [tap][lanes][4 rows] (with kColumnSums, c after the taps; with
+  // kDuplicatedRow, the spare slot's masks).
   static constexpr std::int64_t kGroupBytes =
-      kTapBytes * (kColumns * kParts + (kColumnSums ? 1 : 0));
+      kTapBytes * (kColumns * kParts + (kSplit == DepthwiseSplit::parts ? 0 : 1));
   // Its start and output stage.
   BlockTiles<K, Written::bytes, kSaturatedLow, kSaturatedHigh, kColumns, kParts, kStep, kVectors>
       block;
   const std::uint8_t* row[4 * kGroups];  // input column 0 of each slot, or null: the zero point
   __m512i fill;
   std::int64_t pixel_bytes, first_column, in_width;
+  // kDuplicatedRow: the lanes whose spare slot repeats the second (third) of the other slots.
+  __mmask64 second = 0, third = 0;
 
   explicit FusedTiles(const DepthwiseOutputs& o)
       : block(o),
@@ -61,6 +72,12 @@ struct FusedTiles {
         first_column(o.source->first_column),
         in_width(o.source->in_width) {
     for (int i = 0; i < 4 * kGroups; ++i) row[i] = o.source->rows[i];
+    if constexpr (kDuplicatedRow) {
+      std::uint64_t masks[2];
+      __builtin_memcpy(masks, o.weights + kTapBytes * kColumns, sizeof masks);
+      second = _cvtu64_mask64(masks[0]);
+      third = _cvtu64_mask64(masks[1]);
+    }
   }
 
   // Input column `column` of group g's 4 rows interleaved: q[v] is the column's vector v in the
@@ -76,7 +93,19 @@ struct FusedTiles {
       const auto load = [&](int i) {
         return inside && rows[i] != nullptr ? _mm512_loadu_si512(rows[i] + offset) : fill;
       };
-      interleave_rows(load(0), load(1), load(2), load(3), q);
+      if constexpr (kDuplicatedRow) {               // the spare slot never loaded
+        constexpr int k = kSpareSlot == 0 ? 1 : 0;  // the first of the other slots
+        const __m512i a = load(k), b = load(k + 1), c = load(k + 2);
+        const __m512i spare =
+            _mm512_mask_blend_epi8(third, _mm512_mask_blend_epi8(second, a, b), c);
+        if constexpr (kSpareSlot == 0) {
+          interleave_rows(spare, a, b, c, q);
+        } else {
+          interleave_rows(a, b, c, spare, q);
+        }
+      } else {
+        interleave_rows(load(0), load(1), load(2), load(3), q);
+      }
     } else {
       const auto load = [&](int i) {
         return inside && rows[i] != nullptr ? Interleave32::load(rows[i] + offset)
@@ -182,27 +211,32 @@ struct FusedTiles {
 
 // Tiles of 4 pixels (for 32 lanes at stride 2, 6 or 8 measured no faster).
 template <SchemeKind K, bool kFlip, int kParts, int kVectors, int kStep, int kColumns = 3,
-          int kGroups = 1, bool kColumnSums = false, class Interleave32 = InterleaveRows32>
+          int kGroups = 1, DepthwiseSplit kSplit = DepthwiseSplit::parts,
+          class Interleave32 = InterleaveRows32>
 void run_fused(const DepthwiseOutputs& o) {
   constexpr int kTile = 4;
   // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
   const StageView& s = *o.stage;
+  const auto run = [&]<bool kLow, bool kHigh>() {
+    if constexpr (kSplit == DepthwiseSplit::duplicated_row) {  // its spare slot, after the masks
+      if (o.weights[64 * kVectors * kColumns + 16] == 0) {
+        return for_tiles<kTile>(
+            o.pixels, FusedTiles<K, kLow, kHigh, kParts, kVectors, kStep, kColumns, kGroups, kFlip,
+                                 kSplit, Interleave32, 0>(o));
+      }
+    }
+    for_tiles<kTile>(o.pixels, FusedTiles<K, kLow, kHigh, kParts, kVectors, kStep, kColumns,
+                                          kGroups, kFlip, kSplit, Interleave32>(o));
+  };
   if constexpr (kEveryKernelVariant) {
     if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
       if constexpr (K == SchemeKind::fbgemm) {
-        if (o.saturated_high) {
-          return for_tiles<kTile>(
-              o.pixels, FusedTiles<K, true, true, kParts, kVectors, kStep, kColumns, kGroups, kFlip,
-                                   kColumnSums, Interleave32>(o));
-        }
+        if (o.saturated_high) return run.template operator()<true, true>();
       }
-      return for_tiles<kTile>(
-          o.pixels, FusedTiles<K, true, false, kParts, kVectors, kStep, kColumns, kGroups, kFlip,
-                               kColumnSums, Interleave32>(o));
+      return run.template operator()<true, false>();
     }
   }
-  for_tiles<kTile>(o.pixels, FusedTiles<K, false, false, kParts, kVectors, kStep, kColumns, kGroups,
-                                        kFlip, kColumnSums, Interleave32>(o));
+  run.template operator()<false, false>();
 }
 
 }  // namespace qconv::detail::avx512_vnni::depthwise

@@ -35,8 +35,11 @@ DepthwiseOutputKernel fused_vector_kernel(int parts, int step) {
 template <SchemeKind K, bool kFlip>
 DepthwiseOutputKernel fused_32_kernel(int parts, int step) {
   if (step != 2) return nullptr;
-  if (parts == 1) return &run_fused<K, kFlip, 1, 2, 2, 3, 1, false, InterleaveRows32Vbmi>;
-  return parts == 2 ? &run_fused<K, kFlip, 2, 2, 2, 3, 1, false, InterleaveRows32Vbmi> : nullptr;
+  if (parts == 1)
+    return &run_fused<K, kFlip, 1, 2, 2, 3, 1, DepthwiseSplit::parts, InterleaveRows32Vbmi>;
+  return parts == 2
+             ? &run_fused<K, kFlip, 2, 2, 2, 3, 1, DepthwiseSplit::parts, InterleaveRows32Vbmi>
+             : nullptr;
 }
 
 }  // namespace

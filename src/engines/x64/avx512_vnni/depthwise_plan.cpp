@@ -215,9 +215,10 @@ struct Block {
   // A full block's kernel that interleaves its columns itself (3- and 5-column stride 1 and 2
   // layers that have one), or null: its columns go through the buffer.
   DepthwiseOutputKernel fused;
-  // Its weights as a + c for its fused kernel, both chosen by plan_column_sums: [tap][lanes][4]
-  // a, then c.
-  bool column_sums;
+  // How its fused kernel takes a w − zw outside s8 (DepthwiseSplit; both chosen by
+  // plan_weight_splits): parts (in splits_ parts, or none needed), column_sums ([tap][lanes][4]
+  // a, then c) or duplicated_row ([tap][lanes][4] a and the spare slot's e, then its masks).
+  DepthwiseSplit split;
 };
 
 class DepthwiseKernel final : public PreparedKernel {
@@ -243,7 +244,7 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     const bool vbmi = (host_cpu_features() & kAvx512vbmi) != 0;  // the 16-lane fused kernels'
     splits_ = weight_parts_needed(problem, weights);
-    plan_column_sums(problem, weights, vbmi);
+    plan_weight_splits(problem, weights, vbmi);
     pack(problem, weights);
     plan_task_rows();
     columns_ = geometry_.max_columns();
@@ -282,9 +283,10 @@ class DepthwiseKernel final : public PreparedKernel {
       if (geometry_.column_phases.size() == 1 && (three || five) && (c.step == 2 || c.step == 1) &&
           multiplier_ == 1) {
         for (Block& b : blocks_) {
-          if (b.channels != b.width || b.column_sums) continue;  // (its kernel chosen already)
+          // (A split's kernel is chosen already.)
+          if (b.channels != b.width || b.split != DepthwiseSplit::parts) continue;
           b.fused = depthwise_fused_kernel(d.scheme.kind, d.output_dtype, splits_, b.width, c.step,
-                                           columns, flip_input_, vbmi, false);
+                                           columns, flip_input_, vbmi);
         }
       }
     }
@@ -311,7 +313,15 @@ class DepthwiseKernel final : public PreparedKernel {
     }
     if (geometry_.row_pairs) out << " (output rows in pairs)";
     if (splits_ > 1) out << " (w - zw outside s8: " << splits_ << " taps per weight)";
-    if (std::any_of(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.column_sums; })) {
+    const auto any_block = [&](DepthwiseSplit split) {
+      return std::any_of(blocks_.begin(), blocks_.end(),
+                         [&](const Block& b) { return b.split == split; });
+    };
+    if (any_block(DepthwiseSplit::duplicated_row)) {
+      out << " (full blocks: w - zw outside s8 in one kernel row per channel, its second part on "
+             "a spare row slot that repeats that row)";
+    }
+    if (any_block(DepthwiseSplit::column_sums)) {
       out << " (full blocks: w - zw as a + c, c times each column's sum)";
     }
     if (planes_ != nullptr) {
@@ -530,47 +540,82 @@ class DepthwiseKernel final : public PreparedKernel {
   }
 
   // With w − zw in two s8 parts (splits_ 2), the full 64-lane blocks of a 3-column layer at
-  // stride 1 or 2 take it as a + c instead (depthwise_fused_kernel's column_sums), c = column_sum_
-  // per channel: their fused kernel then takes a vpdpbusd per column, not a second one per tap. A
-  // channel's weights lie within one dtype's 256 values, so its w − zw spans at most 255 of them,
-  // and two parts bound them to [−256, 254]: a c in s8 that leaves every a in s8 always exists
-  // (checked all the same: a wrong one would wrap). The block's fused kernel is chosen here with
-  // its packing, so the two cannot disagree; every task row of such a layer has its one group of
-  // rows, so these blocks always run fused (run_row), never on the buffer's kernels, which read
-  // the parts.
-  void plan_column_sums(const Problem& problem, const CanonicalWeights& weights, bool vbmi) {
+  // stride 1 or 2 (one group of rows) take the second part another way (DepthwiseSplit), with
+  // their fused kernel chosen here with the packing, so that the two cannot disagree; every task
+  // row of such a layer has its one group of rows, so these blocks always run fused (run_row),
+  // never on the buffer's kernels, which read the parts.
+  // - duplicated_row, where every row phase has a spare slot (3, or 0 for the lower row of a pair)
+  //   and each channel's w − zw outside s8 lie in one kernel row (duplicated_row_): a + e with
+  //   a = w − zw clamped to s8 (two parts bound w − zw to [−256, 254], so e is in s8 too). Weights
+  //   of real layers with a zero point near one end of their range reach beyond s8 at one or two
+  //   taps a channel; random s8 weights with zw = 3 (every tap below −125) leave about 80 % of
+  //   64-lane blocks so.
+  // - else column_sums, w − zw as a + c with c per channel (column_sum_): a channel's weights lie
+  //   within one dtype's 256 values, so its w − zw spans at most 255 of them, and a c in s8 that
+  //   leaves every a in s8 always exists (checked all the same: a wrong one would wrap).
+  void plan_weight_splits(const Problem& problem, const CanonicalWeights& weights, bool vbmi) {
     const auto& d = problem.desc();
     column_sum_.assign(static_cast<std::size_t>(out_channels_), 0);
+    duplicated_row_.assign(static_cast<std::size_t>(out_channels_), -1);
     if (splits_ != 2 || multiplier_ != 1 || problem.transposed() || d.dilation_w != 1) return;
     if (geometry_.column_phases.size() != 1 || geometry_.max_groups != 1) return;
     const ColumnPhase& phase = geometry_.column_phases[0];
     if ((phase.step != 1 && phase.step != 2) || phase.kernel_cols.size() != 3) return;
-    const DepthwiseOutputKernel kernel = depthwise_fused_kernel(
-        d.scheme.kind, d.output_dtype, 1, 64, phase.step, 3, flip_input_, vbmi, true);
-    if (kernel == nullptr) return;
+    const auto kernel = [&](DepthwiseSplit split) {
+      return depthwise_fused_kernel(d.scheme.kind, d.output_dtype, 1, 64, phase.step, 3,
+                                    flip_input_, vbmi, split);
+    };
+    const DepthwiseOutputKernel sums_kernel = kernel(DepthwiseSplit::column_sums);
+    const DepthwiseOutputKernel duplicating_kernel = kernel(DepthwiseSplit::duplicated_row);
+    const bool spare_slots =
+        std::all_of(geometry_.row_phases.begin(), geometry_.row_phases.end(),
+                    [](const std::vector<std::int32_t>& rows) { return spare_slot(rows) >= 0; });
     for (Block& b : blocks_) {
       if (b.width != 64 || b.channels != 64) continue;
-      bool fits = true;
-      for (std::int64_t o = b.channel; fits && o < b.channel + b.channels; ++o) {
+      bool one_row = spare_slots && duplicating_kernel != nullptr;
+      bool fits = sums_kernel != nullptr;
+      for (std::int64_t o = b.channel; o < b.channel + b.channels; ++o) {
         const std::int32_t zw = problem.weight_zero_point(o);
-        std::int32_t lo = 255, hi = -255;
-        for (std::int16_t w : weights.channel(o)) {
-          lo = std::min(lo, w - zw);
-          hi = std::max(hi, w - zw);
+        std::int32_t lo = 255, hi = -255, row = -1;
+        for (std::int64_t r = 0; r < d.kernel_h; ++r) {
+          for (std::int64_t s = 0; s < d.kernel_w; ++s) {
+            const std::int32_t v = weights.value(o, 0, r, s) - zw;
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+            if (v >= -128 && v <= 127) continue;
+            one_row = one_row && (row < 0 || row == r);
+            row = static_cast<std::int32_t>(r);
+          }
         }
+        duplicated_row_[static_cast<std::size_t>(o)] = static_cast<std::int8_t>(row);
         // Every a = (w − zw) − c in s8: c in [hi − 127, lo + 128], and c itself in s8.
         const std::int32_t low = std::max(hi - 127, -128), high = std::min(lo + 128, 127);
-        fits = low <= high;
+        fits = fits && low <= high;
         column_sum_[static_cast<std::size_t>(o)] =
             static_cast<std::int8_t>(std::clamp(0, low, high));
       }
-      b.column_sums = fits;
-      if (fits) b.fused = kernel;
+      if (one_row) {
+        b.split = DepthwiseSplit::duplicated_row;
+        b.fused = duplicating_kernel;
+      } else if (fits) {
+        b.split = DepthwiseSplit::column_sums;
+        b.fused = sums_kernel;
+      }
     }
   }
 
+  // The slot of a row phase's group of 4 (its kernel row per slot, −1 for a slot of weight 0)
+  // that a duplicated_row kernel fills with a kernel row per channel: 3, or 0 where 3 holds a
+  // kernel row; −1 where neither is free, or the phase has more than one group.
+  static int spare_slot(const std::vector<std::int32_t>& rows) {
+    if (rows.size() > 4) return -1;
+    if (rows.size() < 4 || rows[3] < 0) return 3;
+    return rows[0] < 0 ? 0 : -1;
+  }
+
   // Weights per (block, row phase, column phase): [group][split tap][width lanes][4 rows] s8 (a
-  // column-sums block: [group][tap][lanes][4] a, then [lanes][4] c), and Σ(w − zw) per lane.
+  // column-sums block: [group][tap][lanes][4] a, then [lanes][4] c; a duplicated-row block:
+  // [tap][lanes][4] a and e, then the spare slot's masks), and Σ(w − zw) per lane.
   void pack(const Problem& problem, const CanonicalWeights& weights) {
     for (ColumnPhase& c : geometry_.column_phases) {
       for (std::int64_t off : c.offsets) {
@@ -580,12 +625,13 @@ class DepthwiseKernel final : public PreparedKernel {
       }
     }
     for (const Block& b : blocks_) {
+      const bool split = b.split != DepthwiseSplit::parts;
       for (const auto& rows : geometry_.row_phases) {
         const std::int64_t groups = (static_cast<std::int64_t>(rows.size()) + 3) / 4;
         for (const ColumnPhase& c : geometry_.column_phases) {
-          const int parts = b.column_sums ? 1 : splits_;
+          const int parts = split ? 1 : splits_;
           const std::int64_t columns = static_cast<std::int64_t>(c.kernel_cols.size());
-          const std::int64_t taps = columns * parts + (b.column_sums ? 1 : 0);
+          const std::int64_t taps = columns * parts + (split ? 1 : 0);
           const std::int64_t lanes = b.width;
           weight_offsets_.push_back(static_cast<std::int64_t>(weights_.size()));
           sum_offsets_.push_back(static_cast<std::int64_t>(sums_.size()));
@@ -593,6 +639,10 @@ class DepthwiseKernel final : public PreparedKernel {
           sums_.resize(sums_.size() + static_cast<std::size_t>(lanes), 0);
           std::int8_t* w = weights_.data() + weight_offsets_.back();
           std::int32_t* sums = sums_.data() + sum_offsets_.back();
+          // duplicated_row: the spare slot, and the lanes that repeat the second and third of
+          // the other slots (the rest repeat the first).
+          const int spare = b.split == DepthwiseSplit::duplicated_row ? spare_slot(rows) : -1;
+          std::uint64_t repeats[2] = {0, 0};
           for (std::int64_t channel = 0; channel < b.channels; ++channel) {
             const std::int64_t pos = depthwise_lane(b.width, static_cast<int>(channel));
             const std::int64_t o = b.channel + channel;
@@ -602,24 +652,43 @@ class DepthwiseKernel final : public PreparedKernel {
             for (std::size_t i = 0; i < rows.size(); ++i) {
               if (rows[i] < 0) continue;  // a slot of weight 0
               const std::int64_t g = static_cast<std::int64_t>(i) / 4;
-              const auto at = [&](std::int64_t t) {
-                return ((g * taps + t) * lanes + pos) * 4 + static_cast<std::int64_t>(i % 4);
+              const auto at_slot = [&](std::int64_t t, std::int64_t slot) {
+                return ((g * taps + t) * lanes + pos) * 4 + slot;
               };
+              const auto at = [&](std::int64_t t) {
+                return at_slot(t, static_cast<std::int64_t>(i % 4));
+              };
+              const bool duplicated =
+                  spare >= 0 && rows[i] == duplicated_row_[static_cast<std::size_t>(o)];
+              if (duplicated) {  // its place among the other slots: 0, 1 or 2
+                const int place = static_cast<int>(i) - (spare == 0 ? 1 : 0);
+                if (place > 0) repeats[place - 1] |= std::uint64_t{1} << channel;
+              }
               for (std::size_t s = 0; s < c.kernel_cols.size(); ++s) {
                 const std::int32_t value = weights.value(o, 0, rows[i], c.kernel_cols[s]) - zw;
                 sum += static_cast<std::uint32_t>(value);
-                if (b.column_sums) {  // a = value − c, in s8 (plan_column_sums)
-                  w[at(static_cast<std::int64_t>(s))] =
-                      static_cast<std::int8_t>(value - column_sum);
-                  continue;
-                }
-                for (int k = 0; k < splits_; ++k) {
-                  w[at(static_cast<std::int64_t>(s) * splits_ + k)] = weight_part(value, k);
+                const auto tap = static_cast<std::int64_t>(s);
+                if (b.split == DepthwiseSplit::column_sums) {  // a = value − c, in s8
+                  w[at(tap)] = static_cast<std::int8_t>(value - column_sum);
+                } else if (spare >= 0) {  // a = value in s8, e = the rest (only where duplicated)
+                  const std::int32_t a = std::clamp(value, -128, 127);
+                  w[at(tap)] = static_cast<std::int8_t>(a);
+                  if (duplicated) w[at_slot(tap, spare)] = static_cast<std::int8_t>(value - a);
+                } else {
+                  for (int k = 0; k < splits_; ++k) {
+                    w[at(tap * splits_ + k)] = weight_part(value, k);
+                  }
                 }
               }
-              if (b.column_sums) w[at(columns)] = static_cast<std::int8_t>(column_sum);
+              if (b.split == DepthwiseSplit::column_sums) {
+                w[at(columns)] = static_cast<std::int8_t>(column_sum);
+              }
             }
             sums[pos] = static_cast<std::int32_t>(sum);
+          }
+          if (spare >= 0) {  // after the taps: the two masks, then the spare slot
+            std::memcpy(w + columns * lanes * 4, repeats, sizeof repeats);
+            w[columns * lanes * 4 + sizeof repeats] = static_cast<std::int8_t>(spare);
           }
         }
       }
@@ -877,7 +946,9 @@ class DepthwiseKernel final : public PreparedKernel {
   std::int64_t in_channels_ = 0, out_channels_ = 0, multiplier_ = 1, out_h_ = 0, out_w_ = 0;
   bool flip_input_ = false;
   int splits_ = 1;
-  std::vector<std::int8_t> column_sum_;  // per output channel: c (plan_column_sums), else 0
+  std::vector<std::int8_t> column_sum_;  // per output channel: c (plan_weight_splits), else 0
+  // Per output channel: the kernel row of its w − zw outside s8 (plan_weight_splits), else −1.
+  std::vector<std::int8_t> duplicated_row_;
   std::vector<Block> blocks_;
   std::vector<std::size_t> fused_run_end_;  // plan_fused_runs
   std::vector<std::int64_t> task_rows_;

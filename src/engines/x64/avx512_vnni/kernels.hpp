@@ -207,6 +207,26 @@ void depthwise_block_stage(SchemeKind scheme, const StageView& in, std::int64_t 
 DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dtype, int columns,
                                               int parts, int column_step);
 
+// How a fused kernel takes a w − zw outside s8 (depthwise_fused_kernel).
+enum class DepthwiseSplit {
+  // In `parts` s8 parts, each its own tap over the same column (one vpdpbusd a part).
+  parts,
+  // As a + c, a per tap and c per channel, both in s8: the group's weights hold the a of its taps,
+  // then one more vector of c in the slots of its kernel rows (0 in the others). Each interleaved
+  // column is multiplied by c once, and that sum added to every pixel whose window holds the
+  // column: one vpdpbusd a column in place of a second part's one a tap.
+  column_sums,
+  // Every w − zw outside s8 of a channel in one kernel row (its duplicated row): the group's slot
+  // that holds no kernel row (the spare slot, 3 or 0) is filled, channel by channel, with the
+  // bytes of that channel's duplicated row, and its weights hold what the row's own slot cannot
+  // (w − zw = a + e, both in s8; e = 0 where w − zw fits): two byte blends a column, no multiply.
+  // The group's weights: its taps, then a tap's room that starts with the spare slot's choice:
+  // the lanes (channels in order, not depthwise_lane's) that repeat the second of the other
+  // three slots, as a u64 mask; those that repeat the third; the spare slot's index, a byte (the
+  // other lanes repeat the first slot).
+  duplicated_row,
+};
+
 // The kernel for a full block of `width` (64, 32 or 16) lanes (as many channels, multiplier 1) of a
 // u8 or s8 input (`flip`: s8, each interleaved vector flipped to u8, DepthwiseColumns::flip) at
 // stride `step` (1 or 2) with `columns` kernel columns at consecutive buffer columns, `parts` taps
@@ -218,15 +238,12 @@ DepthwiseOutputKernel depthwise_output_kernel(SchemeKind scheme, DType output_dt
 // instrumented compile). `vbmi`: the CPU has AVX-512 VBMI, and a 16-lane block, or a 32-lane one at
 // stride 2, gets the kernel that interleaves its columns with byte permutes
 // (depthwise_fused_vector_vbmi_kernel, depthwise_fused_32_vbmi_kernel).
-// `column_sums` (parts 1; 64 lanes, 3 columns, stride 1 or 2, else null): each channel's w − zw
-// is taken as a + c, a per tap and c per channel both in s8 (a w − zw outside s8 where a weight
-// zero point sits at one end of the weights' range); the group's weights hold the a of its taps,
-// then one more vector of c in the slots of its kernel rows (0 in the others). Each interleaved
-// column is multiplied by c once, and that sum added to every pixel whose window holds the
-// column: one vpdpbusd a column in place of a second part's one a tap.
+// `split` (parts 1; 64 lanes, 3 columns, one group of rows, stride 1 or 2, else null) says how a
+// w − zw outside s8 (a weight zero point at one end of the weights' range) is taken without a
+// second part per tap (DepthwiseSplit).
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
                                              int width, int step, int columns, bool flip, bool vbmi,
-                                             bool column_sums);
+                                             DepthwiseSplit split = DepthwiseSplit::parts);
 // The 16-lane fused kernel of depthwise_fused_kernel (3 columns, one group of rows, `parts` 1 or 2,
 // `step` 1 or 2, `flip` as there) whose columns are interleaved by one vpermt2b each
 // (depthwise_fused_vbmi_kernels.cpp: built with VBMI; only for a CPU that has it); null for other
