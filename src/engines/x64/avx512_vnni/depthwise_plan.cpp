@@ -215,6 +215,8 @@ struct Block {
   // A full block's kernel that interleaves its columns itself (3- and 5-column stride 1 and 2
   // layers that have one), or null: its columns go through the buffer.
   DepthwiseOutputKernel fused;
+  // What builds its columns in the buffer (depthwise_columns, or its VBMI form for 32 lanes).
+  void (*build_columns)(const DepthwiseColumns&);
   // How its fused kernel takes a w − zw outside s8 (DepthwiseSplit; both chosen by
   // plan_weight_splits): parts (in splits_ parts, or none needed), column_sums ([tap][lanes][4]
   // a, then c) or duplicated_row ([tap][lanes][4] a and the spare slot's e, then its masks).
@@ -243,6 +245,13 @@ class DepthwiseKernel final : public PreparedKernel {
       if (!geometry_.row_pairs || (y / step) % 2 == 0) task_rows_.push_back(y);
     }
     const bool vbmi = (host_cpu_features() & kAvx512vbmi) != 0;  // the 16-lane fused kernels'
+    // 32-lane blocks' columns through VBMI permutes: 4 shuffles a column where the unpacks took
+    // 12. MobileNetV2's b1.dw (32 channels at 112x112, stride 1: the buffer, built once for a
+    // pair of output rows) on an AMD Zen 5: MEASURE.
+    for (Block& b : blocks_) {
+      b.build_columns = vbmi && b.width == 32 && multiplier_ == 1 ? &depthwise_columns_32_vbmi
+                                                                  : &depthwise_columns;
+    }
     splits_ = weight_parts_needed(problem, weights);
     plan_weight_splits(problem, weights, vbmi);
     pack(problem, weights);
@@ -778,7 +787,7 @@ class DepthwiseKernel final : public PreparedKernel {
         build.channel_offset = 0;
         source = &build;
       }
-      if (groups > 0 && source == nullptr) depthwise_columns(build);
+      if (groups > 0 && source == nullptr) b.build_columns(build);
       // The full 64-lane blocks after it that share its fused kernel, in one loop
       // (write_fused_blocks), as far as this task's blocks go.
       const std::size_t run =

@@ -157,6 +157,10 @@ struct DepthwiseColumns {
   std::uint8_t* out;            // [groups][columns][4·width], 64-byte aligned
 };
 void depthwise_columns(const DepthwiseColumns& c);
+// depthwise_columns() for a block of width 32 without expand (multiplier 1), its columns
+// interleaved by VBMI byte permutes (depthwise_columns_vbmi.cpp: built with VBMI; call only on a
+// CPU that has it): the same buffer.
+void depthwise_columns_32_vbmi(const DepthwiseColumns& c);
 
 struct DepthwiseOutputs {
   const std::uint8_t* columns;      // depthwise_columns()'s buffer
