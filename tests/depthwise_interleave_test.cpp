@@ -8,10 +8,13 @@
 
 #include <cstdint>
 #include <random>
+#include <vector>
 
+#include "core/aligned.hpp"
 #include "core/cpu_features.hpp"
 
 #if defined(__x86_64__)
+#include "engines/x64/avx512_vnni/kernels.hpp"
 #include "support/interleave_kernels.hpp"
 
 namespace qconv {
@@ -72,6 +75,50 @@ TEST(DepthwiseInterleave, ThirtyTwoLanesByShuffles) {
 TEST(DepthwiseInterleave, ThirtyTwoLanesByVbmiPermutes) {
   expect_interleaved_where<32>(kAvx512Vbmi, "AVX-512 F, BW, VL, DQ and VBMI",
                                &test::interleave_rows_32_vbmi);
+}
+
+// The column buffer of a 32-lane block built by VBMI permutes (depthwise_columns_32_vbmi) against
+// the unpacks' (depthwise_columns): byte for byte the same, over columns in the left and right
+// padding, null rows, two groups, all 32 channels read or fewer (masked), u8 and s8 (flipped)
+// inputs, pixels of 32 channels or more.
+TEST(DepthwiseInterleave, ThirtyTwoLaneColumnBuffersAlike) {
+  if ((detail::host_cpu_features() & kAvx512Vbmi) != kAvx512Vbmi) {
+    GTEST_SKIP() << "needs AVX-512 F, BW, VL, DQ and VBMI, which this CPU lacks";
+  }
+  std::mt19937 rng(20261206);
+  for (int trial = 0; trial < 48; ++trial) {
+    const std::int64_t pixel_bytes = trial % 3 == 0 ? 32 : 40 + trial % 5;
+    const std::int64_t in_width = 5 + trial % 7, rows = 8;
+    std::vector<std::uint8_t> image(static_cast<std::size_t>(rows * in_width * pixel_bytes + 64));
+    for (auto& b : image) b = static_cast<std::uint8_t>(rng());
+    const std::uint8_t* row_at[8];
+    for (int i = 0; i < 8; ++i) {  // rows 3 and 6 null (padding)
+      row_at[i] = i % 3 == 0 && i > 0 ? nullptr : image.data() + i * in_width * pixel_bytes;
+    }
+    detail::avx512_vnni::DepthwiseColumns c{};
+    c.rows = row_at;
+    c.channel_offset = pixel_bytes - 32 - trial % 2 * (pixel_bytes - 32);  // last or first 32
+    c.groups = 2;
+    c.pixel_bytes = pixel_bytes;
+    c.in_width = in_width;
+    c.first_column = -1 - trial % 2;
+    c.columns = static_cast<std::int32_t>(in_width + 3);
+    c.width = 32;
+    c.input_bytes = trial % 4 == 3 ? 17 + trial % 15 : 32;
+    c.flip = trial % 2 == 1;
+    c.zero_point = static_cast<std::uint8_t>(rng());
+    const auto bytes = static_cast<std::size_t>(c.groups * c.columns * 4 * 32);
+    detail::AlignedVector<std::uint8_t> want(bytes, 1), got(bytes, 2);  // 64-byte aligned
+    c.out = want.data();
+    detail::avx512_vnni::depthwise_columns(c);
+    c.out = got.data();
+    detail::avx512_vnni::depthwise_columns_32_vbmi(c);
+    for (std::size_t i = 0; i < bytes; ++i) {
+      ASSERT_EQ(got[i], want[i]) << "trial " << trial << ", column "
+                                 << i / 128 % static_cast<std::size_t>(c.columns) << ", byte "
+                                 << i % 128;
+    }
+  }
 }
 
 }  // namespace
