@@ -574,6 +574,38 @@ TEST_P(DepthwiseConformance, StrideOneFiveColumnsInRegisters) {
   });
 }
 
+// A depthwise problem of `g` for the weight-zero-point tests below, the rest varied by `round`:
+// every scheme (int32's problems as fbgemm's), batch 1 and 2, u8 and s8 inputs and outputs with
+// zero points at either end or random, `weight` weights in OHWI ([o][h][w]: one input channel), so
+// that the tests can set each channel's taps; the weight zero points are the test's.
+ProblemDesc weight_zero_point_desc(Rng& rng, const Geometry& g, DType weight, int round) {
+  const SchemeKind scheme =
+      test::kEveryScheme[static_cast<std::size_t>(round) % std::size(test::kEveryScheme)];
+  ProblemDesc d = depthwise_desc(rng, g, 1 + round % 2, false,
+                                 scheme == SchemeKind::int32 ? SchemeKind::fbgemm : scheme);
+  d.weight_dtype = weight;
+  d.weight_layout = Layout::OHWI;
+  d.input_dtype = round % 3 == 1 ? DType::s8 : DType::u8;
+  d.input_zero_point = test::random_zero_point(rng, d.input_dtype, round % 2 == 0);
+  d.output_dtype = round % 4 < 2 ? DType::u8 : DType::s8;
+  d.output_zero_point = test::random_zero_point(rng, d.output_dtype, round % 3 == 0);
+  return d;
+}
+
+void set_weight(RandomCase& rc, std::int64_t at, std::int32_t value) {
+  rc.weights[static_cast<std::size_t>(at)] = value;
+  rc.weight_bytes[static_cast<std::size_t>(at)] = static_cast<std::uint8_t>(value);
+}
+
+// Plan::describe() of the case on `engine` where it takes the fused kernels (an AVX-512 engine,
+// and for an s8 input the builds with every kernel variant), else empty.
+std::string fused_plan_description(const std::string& engine, const RandomCase& rc) {
+  if (!engine.starts_with("avx512") || !(kEveryKernelVariant || rc.desc.input_dtype == DType::u8)) {
+    return {};
+  }
+  return Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{engine}).describe();
+}
+
 // w − zw as a + c on 3x3 full 64-lane blocks at stride 1 and 2, where a weight zero point near one
 // end of the weights' range needs two s8 parts (a channel's weights span at most 255 values, so
 // then every channel has a c in s8 that leaves each a = w − zw − c in s8): per-tensor and
@@ -598,16 +630,7 @@ TEST_P(DepthwiseConformance, WeightZeroPointAsColumnSums) {
   for (const Geometry& g : shapes) {
     for (DType weight : {DType::s8, DType::u8}) {
       for (int three_parts = 0; three_parts < 2; ++three_parts, ++round) {
-        const SchemeKind scheme =
-            test::kEveryScheme[static_cast<std::size_t>(round) % std::size(test::kEveryScheme)];
-        ProblemDesc d = depthwise_desc(rng, g, 1 + round % 2, false,
-                                       scheme == SchemeKind::int32 ? SchemeKind::fbgemm : scheme);
-        d.weight_dtype = weight;
-        d.weight_layout = Layout::OHWI;  // patched below: [o][h][w] with one input channel
-        d.input_dtype = round % 3 == 1 ? DType::s8 : DType::u8;
-        d.input_zero_point = test::random_zero_point(rng, d.input_dtype, round % 2 == 0);
-        d.output_dtype = round % 4 < 2 ? DType::u8 : DType::s8;
-        d.output_zero_point = test::random_zero_point(rng, d.output_dtype, round % 3 == 0);
+        ProblemDesc d = weight_zero_point_desc(rng, g, weight, round);
         // Near one end: s8 weights' w − zw down to −131 or less, u8 weights' up to 132 or more.
         const std::int32_t near_end = weight == DType::s8 ? 3 + round % 4 : 123 - round % 4;
         d.weight_zero_point.assign(round % 2 == 0 ? 1 : static_cast<std::size_t>(g.channels),
@@ -624,18 +647,13 @@ TEST_P(DepthwiseConformance, WeightZeroPointAsColumnSums) {
           for (std::int64_t t = 0; t < 2; ++t) {
             const std::int32_t v = weight == DType::s8 ? (t == 0 ? -128 : 127) : (t == 0 ? 0 : 255);
             for (const std::int64_t row : {0, 1}) {
-              const auto at = static_cast<std::size_t>(o * taps + (o + 4 * t + row * g.kw) % taps);
-              rc.weights[at] = v;
-              rc.weight_bytes[at] = static_cast<std::uint8_t>(v);
+              set_weight(rc, o * taps + (o + 4 * t + row * g.kw) % taps, v);
             }
           }
         }
         SCOPED_TRACE(Problem(rc.desc).summary());
-        if (GetParam().starts_with("avx512") &&
-            (kEveryKernelVariant || d.input_dtype == DType::u8)) {
-          const Plan plan =
-              Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()});
-          const std::string described = plan.describe();
+        if (const std::string described = fused_plan_description(GetParam(), rc);
+            !described.empty()) {
           EXPECT_NE(described.find(three_parts == 1 ? "3 taps per weight" : "2 taps per weight"),
                     std::string::npos)
               << described;
@@ -671,16 +689,7 @@ TEST_P(DepthwiseConformance, WeightZeroPointOnADuplicatedRow) {
   for (const Geometry& g : shapes) {
     for (DType weight : {DType::s8, DType::u8}) {
       for (int two_rows = 0; two_rows < 2; ++two_rows, ++round) {
-        const SchemeKind scheme =
-            test::kEveryScheme[static_cast<std::size_t>(round) % std::size(test::kEveryScheme)];
-        ProblemDesc d = depthwise_desc(rng, g, 1 + round % 2, false,
-                                       scheme == SchemeKind::int32 ? SchemeKind::fbgemm : scheme);
-        d.weight_dtype = weight;
-        d.weight_layout = Layout::OHWI;  // [o][h][w] with one input channel
-        d.input_dtype = round % 3 == 1 ? DType::s8 : DType::u8;
-        d.input_zero_point = test::random_zero_point(rng, d.input_dtype, round % 2 == 0);
-        d.output_dtype = round % 4 < 2 ? DType::u8 : DType::s8;
-        d.output_zero_point = test::random_zero_point(rng, d.output_dtype, round % 3 == 0);
+        ProblemDesc d = weight_zero_point_desc(rng, g, weight, round);
         // Near the low end of s8 weights (w − zw down to −128 − zw) or the high end of u8 ones
         // (up to 255 − zw); per tensor or per channel.
         const auto zero_point = [&](std::int64_t o) {
@@ -707,17 +716,12 @@ TEST_P(DepthwiseConformance, WeightZeroPointOnADuplicatedRow) {
             if ((r == duplicated && (t + o) % 2 == 0) || (beyond_two_rows && t % g.kw == 0)) {
               v = weight == DType::s8 ? -128 : 255;  // beyond s8 of zw
             }
-            const auto at = static_cast<std::size_t>(o * taps + t);
-            rc.weights[at] = v;
-            rc.weight_bytes[at] = static_cast<std::uint8_t>(v);
+            set_weight(rc, o * taps + t, v);
           }
         }
         SCOPED_TRACE(Problem(rc.desc).summary());
-        if (GetParam().starts_with("avx512") &&
-            (kEveryKernelVariant || d.input_dtype == DType::u8)) {
-          const Plan plan =
-              Plan::prepare(Problem(rc.desc), rc.weight_view(), PrepareOptions{GetParam()});
-          const std::string described = plan.describe();
+        if (const std::string described = fused_plan_description(GetParam(), rc);
+            !described.empty()) {
           EXPECT_NE(described.find("2 taps per weight"), std::string::npos) << described;
           EXPECT_NE(described.find("spare row slot"), std::string::npos) << described;
           EXPECT_EQ(described.find("a + c") != std::string::npos, two_rows == 1) << described;

@@ -8,6 +8,7 @@
 // Built with AVX-512 flags: see kernels.hpp for why this file uses no standard-library templates.
 #include <immintrin.h>
 
+#include "engines/x64/avx512_vnni/depthwise_column_span.hpp"
 #include "engines/x64/avx512_vnni/depthwise_interleave.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
 
@@ -83,18 +84,12 @@ void build_columns(const DepthwiseColumns& c) {
     expand_high = _mm512_loadu_si512(c.expand + 32);
   }
   // Buffer columns [0, left) and [right, columns) lie outside the input.
-  const std::int64_t left64 = c.first_column < 0 ? -c.first_column : 0;
-  const std::int32_t left = left64 < c.columns ? static_cast<std::int32_t>(left64) : c.columns;
-  std::int64_t right64 = c.in_width - c.first_column;
-  if (right64 > c.columns) right64 = c.columns;
-  const std::int32_t right = right64 < left ? left : static_cast<std::int32_t>(right64);
+  const ColumnSpan span(c);
+  const std::int32_t left = span.left, right = span.right;
   for (std::int32_t g = 0; g < c.groups; ++g) {
     std::uint8_t* out = c.out + static_cast<std::int64_t>(g) * c.columns * kColumnBytes;
     const std::uint8_t* row[4];
-    for (int i = 0; i < 4; ++i) {
-      const std::uint8_t* r = c.rows[g * 4 + i];
-      row[i] = r != nullptr ? r + c.channel_offset + c.first_column * c.pixel_bytes : nullptr;
-    }
+    group_rows(c, g, row);
     for (std::int32_t j = 0; j < left; ++j) {
       store_column<kWidth>(out + j * kColumnBytes, fill, fill, fill, fill);
     }
@@ -125,11 +120,8 @@ void build_narrow_columns(const DepthwiseColumns& c) {
   const V fill = N::fill(c.zero_point);
   const bool full = c.input_bytes >= kBytes;
   const std::uint32_t mask = full ? ~std::uint32_t{0} : (std::uint32_t{1} << c.input_bytes) - 1;
-  const std::int64_t left64 = c.first_column < 0 ? -c.first_column : 0;
-  const std::int32_t left = left64 < c.columns ? static_cast<std::int32_t>(left64) : c.columns;
-  std::int64_t right64 = c.in_width - c.first_column;
-  if (right64 > c.columns) right64 = c.columns;
-  const std::int32_t right = right64 < left ? left : static_cast<std::int32_t>(right64);
+  const ColumnSpan span(c);
+  const std::int32_t left = span.left, right = span.right;
   const auto store = [&](std::uint8_t* at, V q0, V q1, V q2, V q3) {
     N::store(at, q0);
     N::store(at + kBytes, q1);
@@ -139,10 +131,7 @@ void build_narrow_columns(const DepthwiseColumns& c) {
   for (std::int32_t g = 0; g < c.groups; ++g) {
     std::uint8_t* out = c.out + static_cast<std::int64_t>(g) * c.columns * kColumnBytes;
     const std::uint8_t* row[4];
-    for (int i = 0; i < 4; ++i) {
-      const std::uint8_t* r = c.rows[g * 4 + i];
-      row[i] = r != nullptr ? r + c.channel_offset + c.first_column * c.pixel_bytes : nullptr;
-    }
+    group_rows(c, g, row);
     for (std::int32_t j = 0; j < left; ++j) store(out + j * kColumnBytes, fill, fill, fill, fill);
     const std::int64_t step = c.pixel_bytes;
     const auto load = [&](int i, std::int32_t j) {

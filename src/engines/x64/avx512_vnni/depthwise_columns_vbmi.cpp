@@ -5,6 +5,7 @@
 // flags, called only on a CPU that has both.
 #include <immintrin.h>
 
+#include "engines/x64/avx512_vnni/depthwise_column_span.hpp"
 #include "engines/x64/avx512_vnni/depthwise_interleave.hpp"
 #include "engines/x64/avx512_vnni/kernels.hpp"
 
@@ -17,11 +18,8 @@ void build_columns_32(const DepthwiseColumns& c) {
   constexpr int kColumnBytes = 4 * 32;
   const __m512i fill = _mm512_set1_epi8(static_cast<char>(c.zero_point));
   const auto mask = static_cast<__mmask32>(kFull ? ~0u : (1u << c.input_bytes) - 1);
-  const std::int64_t left64 = c.first_column < 0 ? -c.first_column : 0;
-  const std::int32_t left = left64 < c.columns ? static_cast<std::int32_t>(left64) : c.columns;
-  std::int64_t right64 = c.in_width - c.first_column;
-  if (right64 > c.columns) right64 = c.columns;
-  const std::int32_t right = right64 < left ? left : static_cast<std::int32_t>(right64);
+  const ColumnSpan span(c);
+  const std::int32_t left = span.left, right = span.right;
   const auto store = [](std::uint8_t* at, __m512i q0, __m512i q1) {
     _mm512_store_si512(at, q0);
     _mm512_store_si512(at + 64, q1);
@@ -29,10 +27,7 @@ void build_columns_32(const DepthwiseColumns& c) {
   for (std::int32_t g = 0; g < c.groups; ++g) {
     std::uint8_t* out = c.out + static_cast<std::int64_t>(g) * c.columns * kColumnBytes;
     const std::uint8_t* row[4];
-    for (int i = 0; i < 4; ++i) {
-      const std::uint8_t* r = c.rows[g * 4 + i];
-      row[i] = r != nullptr ? r + c.channel_offset + c.first_column * c.pixel_bytes : nullptr;
-    }
+    group_rows(c, g, row);
     for (std::int32_t j = 0; j < left; ++j) store(out + j * kColumnBytes, fill, fill);
     const std::int64_t step = c.pixel_bytes;
     // A null row (padding, or past the kernel's rows) is the zero point: a predictable branch.
