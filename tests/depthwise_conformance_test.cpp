@@ -674,7 +674,8 @@ TEST_P(DepthwiseConformance, WeightZeroPointAsColumnSums) {
 // points on s8 and u8 weights, channels with no w − zw outside s8 among them, padding on every
 // side, u8 and s8 inputs, every scheme to u8 and s8, batch 1 and 2, 1 and 2 threads. In the
 // second round of each shape one channel of the second block reaches beyond s8 in two kernel
-// rows: that block takes a + c, the others the spare slot.
+// rows: that block takes a + c, the others the spare slot; in every third round the first block
+// has no w − zw outside s8 and takes one part.
 TEST_P(DepthwiseConformance, WeightZeroPointOnADuplicatedRow) {
   Rng rng(41);
   // channels, multiplier, h, w, kh, kw, sh, sw, dilation, pads t b l r, transposed, out pad
@@ -702,12 +703,15 @@ TEST_P(DepthwiseConformance, WeightZeroPointOnADuplicatedRow) {
         }
         RandomCase rc = test::random_case_for(rng, d);
         // Channel o's weights: within s8 of zw but in its duplicated row (o % kh), which reaches
-        // the far end of the dtype once or more; every seventh channel nowhere.
+        // the far end of the dtype once or more; every seventh channel nowhere, and in every
+        // third round no channel of the first block (which then takes one part).
+        const bool first_block_in_s8 = round % 3 == 2;
         const std::int64_t taps = g.kh * g.kw;
         const std::int32_t lowest = weight == DType::s8 ? -128 : 0;
         for (std::int64_t o = 0; o < g.channels; ++o) {
           const std::int32_t zw = zero_point(o);
-          const std::int64_t duplicated = o % 7 == 6 ? -1 : o % g.kh;
+          const std::int64_t duplicated =
+              o % 7 == 6 || (first_block_in_s8 && o < 64) ? -1 : o % g.kh;
           const bool beyond_two_rows = two_rows == 1 && o == 70;
           for (std::int64_t t = 0; t < taps; ++t) {
             const std::int64_t r = t / g.kw;
@@ -723,8 +727,15 @@ TEST_P(DepthwiseConformance, WeightZeroPointOnADuplicatedRow) {
         if (const std::string described = fused_plan_description(GetParam(), rc);
             !described.empty()) {
           EXPECT_NE(described.find("2 taps per weight"), std::string::npos) << described;
-          EXPECT_NE(described.find("spare row slot"), std::string::npos) << described;
+          // The full 64-lane blocks left to the spare slot: all but those two.
+          const std::int64_t spare_blocks =
+              g.channels / 64 - (first_block_in_s8 ? 1 : 0) - two_rows;
+          EXPECT_EQ(described.find("spare row slot") != std::string::npos, spare_blocks > 0)
+              << described;
           EXPECT_EQ(described.find("a + c") != std::string::npos, two_rows == 1) << described;
+          EXPECT_EQ(described.find("every w - zw in s8: one part") != std::string::npos,
+                    first_block_in_s8)
+              << described;
         }
         expect_exact(GetParam(), rc, 1 + round / 2 % 2);
         if (HasFatalFailure()) return;

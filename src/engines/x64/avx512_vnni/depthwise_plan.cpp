@@ -221,6 +221,9 @@ struct Block {
   // plan_weight_splits): parts (in splits_ parts, or none needed), column_sums ([tap][lanes][4]
   // a, then c) or duplicated_row ([tap][lanes][4] a and the spare slot's e, then its masks).
   DepthwiseSplit split;
+  // A full 64-lane block of such a layer whose w − zw all lie in s8: one part, on the fused
+  // kernel of a layer that needs none (plan_weight_splits).
+  bool one_part;
 };
 
 class DepthwiseKernel final : public PreparedKernel {
@@ -293,7 +296,7 @@ class DepthwiseKernel final : public PreparedKernel {
           multiplier_ == 1) {
         for (Block& b : blocks_) {
           // (A split's kernel is chosen already.)
-          if (b.channels != b.width || b.split != DepthwiseSplit::parts) continue;
+          if (b.channels != b.width || b.split != DepthwiseSplit::parts || b.one_part) continue;
           b.fused = depthwise_fused_kernel(d.scheme.kind, d.output_dtype, splits_, b.width, c.step,
                                            columns, flip_input_, vbmi);
         }
@@ -329,6 +332,9 @@ class DepthwiseKernel final : public PreparedKernel {
     if (any_block(DepthwiseSplit::duplicated_row)) {
       out << " (full blocks: w - zw outside s8 in one kernel row per channel, its second part on "
              "a spare row slot that repeats that row)";
+    }
+    if (std::any_of(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.one_part; })) {
+      out << " (full blocks with every w - zw in s8: one part)";
     }
     if (any_block(DepthwiseSplit::column_sums)) {
       out << " (full blocks: w - zw as a + c, c times each column's sum)";
@@ -574,6 +580,8 @@ class DepthwiseKernel final : public PreparedKernel {
       return depthwise_fused_kernel(d.scheme.kind, d.output_dtype, 1, 64, phase.step, 3,
                                     flip_input_, vbmi, split);
     };
+    const DepthwiseOutputKernel one_part_kernel = depthwise_fused_kernel(
+        d.scheme.kind, d.output_dtype, 1, 64, phase.step, 3, flip_input_, vbmi);
     const DepthwiseOutputKernel sums_kernel = kernel(DepthwiseSplit::column_sums);
     const DepthwiseOutputKernel duplicating_kernel = kernel(DepthwiseSplit::duplicated_row);
     const bool spare_slots =
@@ -583,6 +591,7 @@ class DepthwiseKernel final : public PreparedKernel {
       if (b.width != 64 || b.channels != 64) continue;
       bool one_row = spare_slots && duplicating_kernel != nullptr;
       bool fits = sums_kernel != nullptr;
+      bool in_s8 = true;  // every w − zw of the block
       for (std::int64_t o = b.channel; o < b.channel + b.channels; ++o) {
         const std::int32_t zw = problem.weight_zero_point(o);
         std::int32_t lo = 255, hi = -255, row = -1;
@@ -592,6 +601,7 @@ class DepthwiseKernel final : public PreparedKernel {
             lo = std::min(lo, v);
             hi = std::max(hi, v);
             if (v >= -128 && v <= 127) continue;
+            in_s8 = false;
             one_row = one_row && (row < 0 || row == r);
             row = static_cast<std::int32_t>(r);
           }
@@ -603,7 +613,10 @@ class DepthwiseKernel final : public PreparedKernel {
         column_sum_[static_cast<std::size_t>(o)] =
             static_cast<std::int8_t>(std::clamp(0, low, high));
       }
-      if (one_row) {
+      if (in_s8 && one_part_kernel != nullptr) {
+        b.one_part = true;
+        b.fused = one_part_kernel;
+      } else if (one_row) {
         b.split = DepthwiseSplit::duplicated_row;
         b.fused = duplicating_kernel;
       } else if (fits) {
@@ -638,7 +651,7 @@ class DepthwiseKernel final : public PreparedKernel {
       for (const auto& rows : geometry_.row_phases) {
         const std::int64_t groups = (static_cast<std::int64_t>(rows.size()) + 3) / 4;
         for (const ColumnPhase& c : geometry_.column_phases) {
-          const int parts = split ? 1 : splits_;
+          const int parts = split || b.one_part ? 1 : splits_;
           const std::int64_t columns = static_cast<std::int64_t>(c.kernel_cols.size());
           const std::int64_t taps = columns * parts + (split ? 1 : 0);
           const std::int64_t lanes = b.width;
@@ -684,9 +697,7 @@ class DepthwiseKernel final : public PreparedKernel {
                   w[at(tap)] = static_cast<std::int8_t>(a);
                   if (duplicated) w[at_slot(tap, spare)] = static_cast<std::int8_t>(value - a);
                 } else {
-                  for (int k = 0; k < splits_; ++k) {
-                    w[at(tap * splits_ + k)] = weight_part(value, k);
-                  }
+                  for (int k = 0; k < parts; ++k) w[at(tap * parts + k)] = weight_part(value, k);
                 }
               }
               if (b.split == DepthwiseSplit::column_sums) {
