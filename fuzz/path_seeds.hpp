@@ -27,6 +27,8 @@ inline constexpr PathSeed kPathSeeds[] = {
     {"depthwise-full-blocks", "full blocks: columns interleaved in registers", false, false},
     {"nchw-flat", "NCHW in and out: pixels in lanes, no transposes", false, false},
     {"grouped-panels", "per panel", true, false},
+    {"depthwise-spare-row-slot", "its second part on a spare row slot", false, false},
+    {"depthwise-column-sums", "w - zw as a + c", false, false},
 };
 
 // Work for two threads in every plan that splits by multiply-adds (the depthwise plans ask most).
