@@ -74,7 +74,7 @@ struct FusedTiles {
     for (int i = 0; i < 4 * kGroups; ++i) row[i] = o.source->rows[i];
     if constexpr (kDuplicatedRow) {
       std::uint64_t masks[2];
-      __builtin_memcpy(masks, o.weights + kTapBytes * kColumns, sizeof masks);
+      __builtin_memcpy(masks, o.weights + kTapBytes * kColumns + kSpareSlotMasksAt, sizeof masks);
       second = _cvtu64_mask64(masks[0]);
       third = _cvtu64_mask64(masks[1]);
     }
@@ -219,7 +219,7 @@ void run_fused(const DepthwiseOutputs& o) {
   const StageView& s = *o.stage;
   const auto run = [&]<bool kLow, bool kHigh>() {
     if constexpr (kSplit == DepthwiseSplit::duplicated_row) {  // its spare slot, after the masks
-      if (o.weights[64 * kVectors * kColumns + 16] == 0) {
+      if (o.weights[64 * kVectors * kColumns + kSpareSlotIndexAt] == 0) {
         return for_tiles<kTile>(
             o.pixels, FusedTiles<K, kLow, kHigh, kParts, kVectors, kStep, kColumns, kGroups, kFlip,
                                  kSplit, Interleave32, 0>(o));

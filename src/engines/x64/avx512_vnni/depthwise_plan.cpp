@@ -707,8 +707,9 @@ class DepthwiseKernel final : public PreparedKernel {
             sums[pos] = static_cast<std::int32_t>(sum);
           }
           if (spare >= 0) {  // after the taps: the two masks, then the spare slot
-            std::memcpy(w + columns * lanes * 4, repeats, sizeof repeats);
-            w[columns * lanes * 4 + sizeof repeats] = static_cast<std::int8_t>(spare);
+            static_assert(kSpareSlotIndexAt - kSpareSlotMasksAt == sizeof repeats);
+            std::memcpy(w + columns * lanes * 4 + kSpareSlotMasksAt, repeats, sizeof repeats);
+            w[columns * lanes * 4 + kSpareSlotIndexAt] = static_cast<std::int8_t>(spare);
           }
         }
       }

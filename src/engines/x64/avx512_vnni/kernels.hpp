@@ -230,6 +230,11 @@ enum class DepthwiseSplit {
   // other lanes repeat the first slot).
   duplicated_row,
 };
+// Where a duplicated_row group's spare-slot choice lies, in bytes after its taps' weights: the two
+// u64 lane masks, then the spare slot's index. The packer (depthwise_plan.cpp) writes it there and
+// the fused kernels (depthwise_fused_tiles.hpp) read it.
+inline constexpr int kSpareSlotMasksAt = 0;
+inline constexpr int kSpareSlotIndexAt = 16;
 
 // The kernel for a full block of `width` (64, 32 or 16) lanes (as many channels, multiplier 1) of a
 // u8 or s8 input (`flip`: s8, each interleaved vector flipped to u8, DepthwiseColumns::flip) at
