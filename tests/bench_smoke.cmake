@@ -29,9 +29,20 @@ if(TARGET qconv-bench)
             -P ${expect_exit} --
             $<TARGET_FILE:qconv-bench> --table ${PROJECT_SOURCE_DIR}/tools/bench/small_layers.csv
             "--layers=3x3 64->64 @7" --network late --threads 2 --repeat 1 --json ${table_json})
+  # The depthwise blocks' table (tools/bench/depthwise_blocks.csv): every layer verified against
+  # the reference engine (exit status 1 where one differs).
+  set(blocks_json ${CMAKE_CURRENT_BINARY_DIR}/bench_depthwise_blocks.json)
+  add_test(NAME bench_depthwise_blocks
+    COMMAND ${CMAKE_COMMAND} -DEXPECT=0 -DEXPECT_FILE=${blocks_json}
+            "-DEXPECT_FILE_REGEX=\"layer\": \"96 @80\".*\"verified\": \"exact\""
+            -P ${expect_exit} --
+            $<TARGET_FILE:qconv-bench> --table
+            ${PROJECT_SOURCE_DIR}/tools/bench/depthwise_blocks.csv --peer none --repeat 1
+            --json ${blocks_json})
   add_test(NAME bench_bad_table
     COMMAND ${CMAKE_COMMAND} -DEXPECT=2 -P ${expect_exit} -- $<TARGET_FILE:qconv-bench>
             --table ${CMAKE_CURRENT_LIST_DIR}/bench/bad_table.csv --repeat 1)
   set_tests_properties(bench_smoke bench_smoke_nchw bench_bad_option bench_table bench_bad_table
+                       bench_depthwise_blocks
                        PROPERTIES LABELS bench TIMEOUT 60)
 endif()
