@@ -580,8 +580,7 @@ class DepthwiseKernel final : public PreparedKernel {
       return depthwise_fused_kernel(d.scheme.kind, d.output_dtype, 1, 64, phase.step, 3,
                                     flip_input_, vbmi, split);
     };
-    const DepthwiseOutputKernel one_part_kernel = depthwise_fused_kernel(
-        d.scheme.kind, d.output_dtype, 1, 64, phase.step, 3, flip_input_, vbmi);
+    const DepthwiseOutputKernel one_part_kernel = kernel(DepthwiseSplit::parts);
     const DepthwiseOutputKernel sums_kernel = kernel(DepthwiseSplit::column_sums);
     const DepthwiseOutputKernel duplicating_kernel = kernel(DepthwiseSplit::duplicated_row);
     const bool spare_slots =
