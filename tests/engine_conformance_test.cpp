@@ -1155,6 +1155,32 @@ TEST_P(EngineConformance, NarrowLastPanelTakesPixelsFirst) {
   }
 }
 
+// Outputs wider than the pixel tiles take (32 pixels) run in row tiles, each row's border columns
+// (whose taps in the padding are skipped) in 1-pixel tiles; on avx512_vnni a tile of at most 4
+// accumulators sums its even and odd K steps apart (register_tile.hpp's add_tap_two_sets) where a
+// tap has 4 steps or more: even and odd step counts, channel tails of 1 to 3, panels of 1 to 4
+// vectors, 3x3 and 5x5 (two border columns a side), with and without window sums, batch 1 and 2,
+// 1 and 2 threads.
+TEST_P(EngineConformance, BorderTilesOfWideOutputs) {
+  Rng rng(53);
+  struct Shape {
+    std::int64_t c, o, w, k;
+  };
+  const Shape shapes[] = {{16, 64, 40, 3}, {17, 64, 37, 3}, {30, 40, 41, 3}, {131, 16, 34, 3},
+                          {64, 50, 36, 5}, {19, 33, 45, 5}, {12, 64, 40, 3}};
+  int round = 0;
+  for (const Shape& s : shapes) {
+    for (int variant = 0; variant < 4; ++variant, ++round) {
+      const RandomCase rc = fixed_case(rng, s.c, s.o, 3 + variant % 2, s.w, s.k, 1, s.k / 2,
+                                       1 + variant / 2 % 2, 1, variant < 2);
+      std::string failure;
+      ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure))
+          << "declined " << Problem(rc.desc).summary();
+      ASSERT_TRUE(failure.empty()) << failure;
+    }
+  }
+}
+
 // Small late layers with fewer panels than threads (a 7x7 or 9x9 output, 64 channels or fewer):
 // the GEMM path cuts their pixel tiles into a task per thread when the layer has work enough
 // (gemm_engine.cpp's pixel_tile_chunks), else keeps them in one; and a 14x14 one's three chunks

@@ -18,7 +18,12 @@ void gemm_tile(const GemmTile& t) {
   for (std::int32_t tap = 0; tap < t.taps; ++tap) {
     const std::uint8_t* row[kRows];
     tap_rows(t, tap, 0, row);
-    register_tile::add_tap(acc, row, t.weights + t.tap_steps[tap] * step_bytes, t.channels);
+    const std::int8_t* weights = t.weights + t.tap_steps[tap] * step_bytes;
+    if constexpr (kRows * kVectors <= 4) {
+      register_tile::add_tap_two_sets(acc, row, weights, t.channels);
+    } else {
+      register_tile::add_tap(acc, row, weights, t.channels);
+    }
   }
 #pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {

@@ -73,6 +73,24 @@ template <int kVectors, bool kHalfLast>
   }
 }
 
+// acc += the last K step of a tap's `channels` bytes where they are not a multiple of 4 (add_tap's
+// operands): a masked load of its 1 to 3 bytes, so nothing past the tensor is read.
+template <int kRows, int kVectors, bool kHalfLast>
+[[gnu::always_inline]] inline void add_tail_step(__m512i (&acc)[kRows][kVectors],
+                                                 const std::uint8_t* const (&row)[kRows],
+                                                 const std::int8_t* w, std::int32_t channels) {
+  if ((channels & 3) == 0) return;
+  const std::int32_t full_steps = channels / 4;
+  const auto tail = static_cast<__mmask16>((1u << (channels & 3)) - 1);
+  __m512i wv[kVectors];
+  load_step<kVectors, kHalfLast>(w + full_steps * std::int64_t{kVectors} * 64, wv);
+#pragma GCC unroll 16
+  for (int i = 0; i < kRows; ++i) {
+    const __m128i bytes = _mm_maskz_loadu_epi8(tail, row[i] + 4 * full_steps);
+    add_row<kVectors, kHalfLast>(acc[i], _mm512_broadcastd_epi32(bytes), wv);
+  }
+}
+
 // acc += one tap: row i reads `channels` bytes at row[i] as ceil(channels / 4) K steps, against
 // the tap's weights `w`, [step][kVectors · 16][4] s8. vpdpbusd takes the u8 input first, the s8
 // weights second. kHalfLast: the last vector's lanes past its first 8 are not computed (a panel
@@ -83,19 +101,9 @@ template <int kRows, int kVectors, bool kHalfLast = false>
                                            const std::int8_t* w, std::int32_t channels) {
   constexpr std::int64_t kStepBytes = std::int64_t{kVectors} * 64;
   const std::int32_t full_steps = channels / 4;
-  // The last 1 to 3 channels first: a masked load, so nothing past the tensor is read. (Taken
-  // after the full steps, its branch joining the epilogue made the register allocator spill
-  // accumulators inside the loop of the flat runs.)
-  if ((channels & 3) != 0) {
-    const auto tail = static_cast<__mmask16>((1u << (channels & 3)) - 1);
-    __m512i wv[kVectors];
-    load_step<kVectors, kHalfLast>(w + full_steps * kStepBytes, wv);
-#pragma GCC unroll 16
-    for (int i = 0; i < kRows; ++i) {
-      const __m128i bytes = _mm_maskz_loadu_epi8(tail, row[i] + 4 * full_steps);
-      add_row<kVectors, kHalfLast>(acc[i], _mm512_broadcastd_epi32(bytes), wv);
-    }
-  }
+  // The last 1 to 3 channels first. (Taken after the full steps, its branch joining the epilogue
+  // made the register allocator spill accumulators inside the loop of the flat runs.)
+  add_tail_step<kRows, kVectors, kHalfLast>(acc, row, w, channels);
   for (std::int32_t k = 0; k < full_steps; ++k) {
     __m512i wv[kVectors];
     load_step<kVectors, kHalfLast>(w, wv);
@@ -105,6 +113,51 @@ template <int kRows, int kVectors, bool kHalfLast = false>
       add_row<kVectors, kHalfLast>(acc[i], b, wv);
     }
     w += kStepBytes;
+  }
+}
+
+// acc += one tap, as add_tap (without kHalfLast), for tiles of at most 4 accumulators: the even
+// K steps into acc, the odd ones into a second set added at the end. With one set each vpdpbusd
+// waits for the one before it on its accumulator (a latency of 4 to 7 cycles, where two issue a
+// cycle): the 1-pixel tiles of a 3x3 layer's border columns took 6 % of a 56-wide layer's time.
+template <int kRows, int kVectors>
+[[gnu::always_inline]] inline void add_tap_two_sets(__m512i (&acc)[kRows][kVectors],
+                                                    const std::uint8_t* const (&row)[kRows],
+                                                    const std::int8_t* w, std::int32_t channels) {
+  static_assert(kRows * kVectors <= 4, "two sets of accumulators fit in registers");
+  constexpr std::int64_t kStepBytes = std::int64_t{kVectors} * 64;
+  const std::int32_t full_steps = channels / 4;
+  if (full_steps < 4) {  // too few steps to gain: the sets' start and sum would cost more
+    add_tap(acc, row, w, channels);
+    return;
+  }
+  // The last 1 to 3 channels into acc, then pairs of steps.
+  add_tail_step<kRows, kVectors, false>(acc, row, w, channels);
+  __m512i odd[kRows][kVectors];
+#pragma GCC unroll 4
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) odd[i][j] = _mm512_setzero_si512();
+  }
+  const auto step = [&](__m512i(&sums)[kRows][kVectors], std::int32_t k) {
+    __m512i wv[kVectors];
+    load_step<kVectors, false>(w + k * kStepBytes, wv);
+#pragma GCC unroll 4
+    for (int i = 0; i < kRows; ++i) {
+      const __m512i b = _mm512_set1_epi32(static_cast<int>(load_u32(row[i] + 4 * k)));
+      add_row<kVectors, false>(sums[i], b, wv);
+    }
+  };
+  std::int32_t k = 0;
+  for (; k + 1 < full_steps; k += 2) {
+    step(acc, k);
+    step(odd, k + 1);
+  }
+  if (k < full_steps) step(acc, k);
+#pragma GCC unroll 4
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) acc[i][j] = _mm512_add_epi32(acc[i][j], odd[i][j]);
   }
 }
 
