@@ -441,6 +441,7 @@ class GemmKernel final : public PreparedKernel {
       const std::int64_t panels_first = busiest_share(false, 2);
       pixels_outer_ = panels_first > 55 && busiest_share(true, 2) < panels_first;
     }
+    plan_column_strips();
   }
 
   std::vector<std::int64_t> take_abs_weight_sums() override { return std::move(abs_weight_sums_); }
@@ -488,6 +489,7 @@ class GemmKernel final : public PreparedKernel {
         break;
     }
     if (path_ == Path::rows && patterns_ > 1) out << " (padded taps skipped)";
+    if (!strip_rows_.empty()) out << " (border columns in tiles down the rows)";
     if (row_runs_) out << " (AMX taps: kernel rows as runs of " << amx_tap_bytes() << " bytes)";
     if (padded_copy_) out << " (padding filled in a copy of the input)";
     if (channel_padded_) out << " (channels padded to " << pixel_bytes_ << " in a copy)";
@@ -1162,6 +1164,35 @@ class GemmKernel final : public PreparedKernel {
     if (pixel_tiles_) plan_border_tiles();
   }
 
+  // Column strips: the 1-pixel tiles of an output row's border columns (those whose taps in the
+  // padding are skipped, each a pattern of its own) run down the rows instead, up to max_rows_
+  // rows of one row pattern in a tile, which the task of its first row runs (strip_rows_). A
+  // 1-pixel tile streams the panel's weights for one pixel, bound by vpdpbusd's latency where
+  // they sit in L1 and by the L2's bandwidth where they do not: such tiles took 6 % of a 56-wide
+  // 3x3 layer's time (128 channels, avx512_vnni). Plain GEMM tiles over the tensor as it lies (no
+  // AMX blocks, depthwise, grouped or phase tiles, gathered windows or pixel tiles).
+  void plan_column_strips() {
+    strip_rows_.clear();
+    const bool single_pixel_tiles =
+        std::any_of(column_tiles_.begin(), column_tiles_.end(),
+                    [](const std::pair<std::int64_t, int>& tile) { return tile.second == 1; });
+    if (path_ != Path::rows || amx_ || depthwise_ || groups_per_panel_ > 1 || phased_ ||
+        column_step_ != 1 || pixel_tiles_ || !single_pixel_tiles) {
+      return;
+    }
+    strip_rows_.assign(static_cast<std::size_t>(out_h_), 0);
+    for (std::int64_t y = 0; y < out_h_;) {
+      std::int64_t end = y + 1;
+      while (end < out_h_ && end - y < max_rows_ &&
+             row_pattern_[static_cast<std::size_t>(end)] ==
+                 row_pattern_[static_cast<std::size_t>(y)]) {
+        ++end;
+      }
+      strip_rows_[static_cast<std::size_t>(y)] = static_cast<std::int32_t>(end - y);
+      y = end;
+    }
+  }
+
   // Pixel tiles: an image's output pixels in as few tiles of consecutive pixels as max_rows_
   // allows, all as long give or take one (tile k from tile_starts_[k]): a last tile of one or two
   // pixels would wait on its few accumulators' chains of vpdpbusd almost as long as a full tile
@@ -1510,15 +1541,25 @@ class GemmKernel final : public PreparedKernel {
       image_first = 0;
     }
     const std::int64_t origin_row = image_first + (y * stride_h_ - pad_top_) * in_w_;
+    // Column strips (plan_column_strips) where the tiles read whole images (not a band's rows).
+    const bool strips = !strip_rows_.empty() && bands == nullptr;
     for (std::size_t t = 0; t < column_tiles_.size(); ++t) {
-      const auto [x, rows] = column_tiles_[t];
+      auto [x, rows] = column_tiles_[t];
       const std::int64_t pattern =
           row_pattern_[static_cast<std::size_t>(y)] * column_kinds_ + column_pattern_[t];
       // In pixels: the window origin, or by phase the pixel the pattern's first tap reads.
       const std::int64_t origin =
           phased_ ? phase_origin(n, y, x, pattern) : origin_row + x * stride_w_ - pad_left_;
-      // Between the tile's rows, in pixels (by phase: consecutive input pixels).
-      const std::int64_t step = phased_ ? 1 : stride_w_ * column_step_;
+      // Between the tile's rows, in pixels (by phase: consecutive input pixels), and between their
+      // output pixels.
+      std::int64_t step = phased_ ? 1 : stride_w_ * column_step_;
+      std::int64_t output_step = column_step_;
+      if (strips && rows == 1) {  // this row's strip down the column, or none (a row above's)
+        rows = strip_rows_[static_cast<std::size_t>(y)];
+        if (rows == 0) continue;
+        step = stride_h_ * in_w_;
+        output_step = out_w_;
+      }
       std::int32_t sums[kMaxAmxRows];
       if (pr.pixel_sums != nullptr && row_runs_) {  // run sums are [input row][out_w]
         sum_windows(pr.pixel_sums, (n * in_h_ + y * stride_h_) * out_w_ + x, column_step_, pattern,
@@ -1527,7 +1568,7 @@ class GemmKernel final : public PreparedKernel {
         sum_windows(pr.pixel_sums, origin, step, pattern, rows, sums);
       }
       run_tile(pr, input, origin * pixel_bytes_, step * pixel_bytes_, nullptr, pattern, rows,
-               first_pixel + x, nullptr, pr.pixel_sums != nullptr ? sums : nullptr);
+               first_pixel + x, nullptr, pr.pixel_sums != nullptr ? sums : nullptr, output_step);
     }
   }
 
@@ -1789,9 +1830,11 @@ class GemmKernel final : public PreparedKernel {
         pr.stage);
   }
 
-  // Where a tile of `rows` pixels from first_pixel writes panel pr's channels, its sums in `acc`.
+  // Where a tile of `rows` pixels from first_pixel, output_step pixels apart (0: column_step_),
+  // writes panel pr's channels, its sums in `acc`.
   TileOutput tile_output(const PanelRun& pr, std::int32_t* acc, int rows, std::int64_t first_pixel,
-                         const std::int32_t* window_sums, const std::int32_t* channel_terms) const {
+                         const std::int32_t* window_sums, const std::int32_t* channel_terms,
+                         std::int64_t output_step = 0) const {
     const std::size_t element = element_size(problem_.desc().output_dtype);
     return {acc,
             rows,
@@ -1802,7 +1845,7 @@ class GemmKernel final : public PreparedKernel {
             uniform_zero_point_,
             static_cast<std::byte*>(pr.ctx.output) +
                 static_cast<std::size_t>(first_pixel * out_channels_ + pr.first_channel) * element,
-            out_channels_ * column_step_,
+            out_channels_ * (output_step != 0 ? output_step : column_step_),
             channel_terms,
             pr.saturated_high};
   }
@@ -1810,7 +1853,7 @@ class GemmKernel final : public PreparedKernel {
   void run_tile(const PanelRun& pr, const std::uint8_t* input, std::int64_t origin,
                 std::int64_t row_stride, const std::int64_t* row_offsets, std::int64_t pattern,
                 int rows, std::int64_t first_pixel, const std::int64_t* tap_row_offsets = nullptr,
-                const std::int32_t* row_window_sums = nullptr) const {
+                const std::int32_t* row_window_sums = nullptr, std::int64_t output_step = 0) const {
     alignas(64) std::int32_t acc[kMaxAmxRows * kPanelWidth];
     alignas(64) std::int32_t terms[kPanelWidth];  // an AMX block's constant term
     const std::int32_t* channel_terms = nullptr;
@@ -1891,7 +1934,8 @@ class GemmKernel final : public PreparedKernel {
     const RunContext& ctx = pr.ctx;
     const std::int32_t* row_sums = pixel_window_sums_ ? row_window_sums : sums;
     const std::int64_t channel = pr.first_channel;
-    const TileOutput out = tile_output(pr, acc, rows, first_pixel, row_sums, channel_terms);
+    const TileOutput out =
+        tile_output(pr, acc, rows, first_pixel, row_sums, channel_terms, output_step);
     if (lane_order) {
       in_lane_epilogue_(out, pr.lane_stage);
       return;
@@ -1905,8 +1949,7 @@ class GemmKernel final : public PreparedKernel {
     auto* o = static_cast<std::int32_t*>(out.output);
     for (int i = 0; i < rows; ++i) {
       for (std::int32_t c = 0; c < pr.channels; ++c) {
-        o[i * out_channels_ * column_step_ + c] =
-            ctx.stage.apply(acc[i * kPanelWidth + c], channel + c);
+        o[i * out.output_row_stride + c] = ctx.stage.apply(acc[i * kPanelWidth + c], channel + c);
       }
     }
   }
@@ -2058,6 +2101,9 @@ class GemmKernel final : public PreparedKernel {
   // Pixel tiles (plan_patterns): the pattern with every tap, and which output rows and columns
   // have every tap.
   bool pixel_tiles_ = false;
+  // plan_column_strips: per output row, the rows of the strip it starts (0: it starts none); empty
+  // where the plan has no strips.
+  std::vector<std::int32_t> strip_rows_;
   std::int64_t full_pattern_ = 0;
   std::vector<bool> full_rows_, full_columns_;
   // plan_border_tiles
