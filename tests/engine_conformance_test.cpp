@@ -434,8 +434,10 @@ TEST_P(EngineConformance, GroupedOneByOneOnFlatRunsPerGroup) {
 }
 
 // Grouped tiles through the output stage from the registers on avx512_vnni, in-lane (4, 8 and 16
-// channels per group) and two groups a vector (24: 3 vectors, vectors 0 and 1 starting in one
-// group; 20: 4 vectors, each its own, and a last panel of two groups in 3 vectors as 24's): every
+// channels per group), two groups a vector (24: 3 vectors, vectors 0 and 1 starting in one
+// group; 20: 4 vectors, each its own, and a last panel of two groups in 3 vectors as 24's) and one
+// group a vector (32: two groups a panel, tiles of 5 rows and of 6 or more; a last panel of one
+// group, and tiles of fewer rows, through the epilogue): every
 // scheme and output dtype (s32 from a requantizing scheme: sums and the scalar stage), tiles
 // shorter than a register chunk (a 2x2 output: sums in lane order and the epilogue), tiles whose
 // last chunk overlaps the one before (7, 11 and 13 pixels), tiles of several chunks, a last panel
@@ -451,6 +453,8 @@ TEST_P(EngineConformance, GroupedTilesThroughTheStageEverySchemeDtypeAndTileLeng
       {16, 8, 1, 11, 1, 1}, {16, 16, 1, 13, 1, 1}, {32, 4, 9, 9, 1, 1},  {16, 8, 11, 7, 2, 1},
       {16, 16, 7, 9, 1, 2}, {10, 24, 2, 2, 1, 1},  {10, 24, 1, 7, 1, 2}, {5, 24, 3, 13, 1, 1},
       {6, 20, 9, 9, 1, 2},  {7, 20, 1, 11, 1, 1},  {6, 20, 11, 7, 2, 1}, {5, 20, 7, 9, 1, 1},
+      {4, 32, 7, 7, 1, 1},  {3, 32, 1, 13, 1, 2},  {2, 32, 2, 2, 1, 1},  {4, 32, 9, 9, 2, 1},
+      {2, 32, 1, 11, 1, 1},
   };
   int round = 0, from_registers = 0;
   for (const Shape& s : shapes) {

@@ -424,11 +424,13 @@ struct KernelSet {
   // kernel set without them.
   InLaneOutputKernel (*in_lane_output_tile)(int width, SchemeKind scheme,
                                             DType output_dtype) = nullptr;
-  // Grouped tiles of GroupedLanes::two_groups (their sums in channel order) through the stage from
-  // the registers, straight to the output, any rows and panel (InLaneOutputKernel's form: the
-  // stage's arrays as they are); null for a (scheme, output dtype) pair without a vector stage to
-  // bytes, or a kernel set without it.
-  InLaneOutputKernel (*grouped_output_tile)(SchemeKind scheme, DType output_dtype) = nullptr;
+  // Grouped tiles whose sums are in channel order (GroupedLanes::two_groups, one_group) through the
+  // stage from the registers, straight to the output, any rows and panel (InLaneOutputKernel's
+  // form: the stage's arrays as they are), for symmetric weights (no window sums); null for other
+  // lanes, a (scheme, output dtype) pair without a vector stage to bytes, or a kernel set without
+  // it.
+  InLaneOutputKernel (*grouped_output_tile)(GroupedLanes lanes, SchemeKind scheme,
+                                            DType output_dtype) = nullptr;
   // The GEMM and grouped tiles take GemmTile::tap_row_offsets (false: the planner never passes
   // them).
   bool takes_tap_row_offsets = false;

@@ -539,16 +539,17 @@ void in_lane_output_by_range(const GroupedTile& g, const TileOutput& t, const St
   });
 }
 
-// Rows [first, first + 6) of a two_groups tile of a full panel, kVectors 3 (kPairs: 22-24
-// channels a group, two to a panel) or 4 (17-21, three), through the output stage from the
-// registers (the sums in channel order: the stage's arrays as they are), one row's 48 or 64 bytes
-// in one masked store. Not inlined: each tile's multiplies are allocated on their own.
-template <int kVectors, bool kPairs, SchemeKind K, DType D, bool kSaturatedLow, bool kSaturatedHigh>
-[[gnu::noinline]] void two_groups_output_rows(const GroupedTile& g, const TileOutput& tile,
-                                              const StageView& stage, int first) {
-  constexpr int kRows = 6;
+// Rows [first, first + kRows) of a tile of a full panel whose sums are in channel order, through
+// the output stage from the registers (the stage's arrays as they are), one row's 48 or 64 bytes
+// in one masked store: two_groups with kVectors 3 (kPairs: 22-24 channels a group, two to a
+// panel) or 4 (17-21, three), one_group with 4 (kPairs: 32 channels a group, two to a panel). Not
+// inlined: each tile's multiplies are allocated on their own.
+template <GroupedLanes kLanes, int kRows, int kVectors, bool kPairs, SchemeKind K, DType D,
+          bool kSaturatedLow, bool kSaturatedHigh>
+[[gnu::noinline]] void channel_order_output_rows(const GroupedTile& g, const TileOutput& tile,
+                                                 const StageView& stage, int first) {
   __m512i acc[kRows][kVectors];
-  grouped_sums<kRows, kVectors, false, GroupedLanes::two_groups, kPairs>(g, first, acc);
+  grouped_sums<kRows, kVectors, false, kLanes, kPairs>(g, first, acc);
   // As in_lane_output_rows: the sums leave the tap loop in registers, and the stage's constants
   // are read per row as memory operands after it.
 #pragma GCC unroll 8
@@ -574,38 +575,56 @@ template <int kVectors, bool kPairs, SchemeKind K, DType D, bool kSaturatedLow, 
   }
 }
 
-// A two_groups tile through the output stage from the registers (KernelSet::grouped_output_tile):
-// full panels of 6 rows or more in chunks of 6, a last chunk short of them starting earlier,
-// overlapping the one before (those rows computed and stored twice, the same bytes); any other
-// tile (a last panel's fewer groups, fewer rows) stores its sums for the epilogue.
-template <SchemeKind K, DType D, bool kSaturatedLow, bool kSaturatedHigh>
-void two_groups_output_tile(const GroupedTile& g, const TileOutput& t, const StageView& s) {
+// A tile's rows through channel_order_output_rows in chunks of 6, a last chunk short of them
+// starting earlier, overlapping the one before (those rows computed and stored twice, the same
+// bytes); rows 6 or more.
+template <GroupedLanes kLanes, int kVectors, bool kPairs, SchemeKind K, DType D, bool kSaturatedLow,
+          bool kSaturatedHigh>
+void channel_order_output_chunks(const GroupedTile& g, const TileOutput& t, const StageView& s) {
   constexpr int kChunk = 6;
-  const int vectors = g.gemm.vectors;
-  const bool pairs = two_groups_in_pairs(g, vectors);
-  if (t.rows >= kChunk && vectors == 3 && pairs) {
-    for (int first = 0; first < t.rows; first += kChunk) {
-      two_groups_output_rows<3, true, K, D, kSaturatedLow, kSaturatedHigh>(
-          g, t, s, first + kChunk <= t.rows ? first : t.rows - kChunk);
-    }
-    return;
+  for (int first = 0; first < t.rows; first += kChunk) {
+    channel_order_output_rows<kLanes, kChunk, kVectors, kPairs, K, D, kSaturatedLow,
+                              kSaturatedHigh>(g, t, s,
+                                              first + kChunk <= t.rows ? first : t.rows - kChunk);
   }
-  if (t.rows >= kChunk && vectors == 4 && !pairs) {
-    for (int first = 0; first < t.rows; first += kChunk) {
-      two_groups_output_rows<4, false, K, D, kSaturatedLow, kSaturatedHigh>(
-          g, t, s, first + kChunk <= t.rows ? first : t.rows - kChunk);
+}
+
+// A tile whose sums are in channel order through the output stage from the registers
+// (KernelSet::grouped_output_tile): full panels of two_groups of 6 rows or more, and of one_group
+// (32 channels a group) of 5 rows or more (the 5s and 6s of a 7x7 output's pixel tiles); any
+// other tile (a last panel's fewer groups, fewer rows) stores its sums for the epilogue.
+template <GroupedLanes kLanes, SchemeKind K, DType D, bool kSaturatedLow, bool kSaturatedHigh>
+void channel_order_output_tile(const GroupedTile& g, const TileOutput& t, const StageView& s) {
+  const int vectors = g.gemm.vectors;
+  if constexpr (kLanes == GroupedLanes::two_groups) {
+    const bool pairs = two_groups_in_pairs(g, vectors);
+    if (t.rows >= 6 && vectors == 3 && pairs) {
+      return channel_order_output_chunks<kLanes, 3, true, K, D, kSaturatedLow, kSaturatedHigh>(g, t,
+                                                                                               s);
     }
-    return;
+    if (t.rows >= 6 && vectors == 4 && !pairs) {
+      return channel_order_output_chunks<kLanes, 4, false, K, D, kSaturatedLow, kSaturatedHigh>(
+          g, t, s);
+    }
+  } else if (vectors == 4 && g.lane_dwords[16] == g.lane_dwords[0]) {  // one_group: 2 groups
+    if (t.rows >= 6) {
+      return channel_order_output_chunks<kLanes, 4, true, K, D, kSaturatedLow, kSaturatedHigh>(g, t,
+                                                                                               s);
+    }
+    if (t.rows == 5) {
+      return channel_order_output_rows<kLanes, 5, 4, true, K, D, kSaturatedLow, kSaturatedHigh>(
+          g, t, s, 0);
+    }
   }
   static const EpilogueKernel epilogue = epilogue_kernel(K, D);  // looked up once
-  by_rows<false, GroupedLanes::two_groups>(t.rows, vectors)(g);
+  by_rows<false, kLanes>(t.rows, vectors)(g);
   epilogue(t, s);
 }
 
-template <SchemeKind K, DType D>
-void two_groups_output_by_range(const GroupedTile& g, const TileOutput& t, const StageView& s) {
+template <GroupedLanes kLanes, SchemeKind K, DType D>
+void channel_order_output_by_range(const GroupedTile& g, const TileOutput& t, const StageView& s) {
   row_stores::by_saturation<K, D>(s, t.saturated_high, [&]<bool kLow, bool kHigh>() {
-    two_groups_output_tile<K, D, kLow, kHigh>(g, t, s);
+    channel_order_output_tile<kLanes, K, D, kLow, kHigh>(g, t, s);
   });
 }
 
@@ -641,11 +660,22 @@ InLaneOutputKernel in_lane_output_kernel(int width, SchemeKind scheme, DType out
       []<int kWidth, SchemeKind K, DType D>() { return &in_lane_output_by_range<kWidth, K, D>; });
 }
 
-InLaneOutputKernel two_groups_output_kernel(SchemeKind scheme, DType output_dtype) {
+InLaneOutputKernel grouped_output_kernel(GroupedLanes lanes, SchemeKind scheme,
+                                         DType output_dtype) {
   if (output_dtype == DType::s32) return nullptr;
-  return stage_lanes::for_vector_stage<InLaneOutputKernel>(
-      scheme, output_dtype,
-      []<SchemeKind K, DType D>() { return &two_groups_output_by_range<K, D>; });
+  if (lanes == GroupedLanes::two_groups) {
+    return stage_lanes::for_vector_stage<InLaneOutputKernel>(
+        scheme, output_dtype, []<SchemeKind K, DType D>() {
+          return &channel_order_output_by_range<GroupedLanes::two_groups, K, D>;
+        });
+  }
+  if (lanes == GroupedLanes::one_group) {
+    return stage_lanes::for_vector_stage<InLaneOutputKernel>(
+        scheme, output_dtype, []<SchemeKind K, DType D>() {
+          return &channel_order_output_by_range<GroupedLanes::one_group, K, D>;
+        });
+  }
+  return nullptr;
 }
 
 void in_lane_stage(int width, const StageView& in, std::int64_t channels, std::int32_t* storage,

@@ -32,7 +32,7 @@ const gemm::KernelSet& kernel_set() {
       .in_lane_epilogue = &in_lane_epilogue_kernel,
       .in_lane_stage = &in_lane_stage,
       .in_lane_output_tile = &in_lane_output_kernel,
-      .grouped_output_tile = &two_groups_output_kernel,
+      .grouped_output_tile = &grouped_output_kernel,
       .takes_tap_row_offsets = true,
       .sum_pixels = &sum_pixels,
       .pack_lane_block = &pack_lane_block,

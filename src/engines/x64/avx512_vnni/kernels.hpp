@@ -18,6 +18,7 @@ using gemm::FlatRun;
 using gemm::FlatRunKernel;
 using gemm::GemmTile;
 using gemm::GemmTileKernel;
+using gemm::GroupedLanes;
 using gemm::GroupedTile;
 using gemm::GroupedTileKernel;
 using gemm::InLaneOutputKernel;
@@ -94,9 +95,9 @@ EpilogueKernel in_lane_epilogue_kernel(int width, SchemeKind scheme, DType outpu
 InLaneOutputKernel in_lane_output_kernel(int width, SchemeKind scheme, DType output_dtype);
 void in_lane_stage(int width, const StageView& in, std::int64_t channels, std::int32_t* storage,
                    StageView& out);
-// Grouped tiles of GroupedLanes::two_groups through the stage from the registers
+// Grouped tiles of GroupedLanes::two_groups and one_group through the stage from the registers
 // (KernelSet::grouped_output_tile), in grouped_kernels.cpp.
-InLaneOutputKernel two_groups_output_kernel(SchemeKind scheme, DType output_dtype);
+InLaneOutputKernel grouped_output_kernel(GroupedLanes lanes, SchemeKind scheme, DType output_dtype);
 
 // AMX blocks (amx_kernels.cpp): only on a CPU with AMX-INT8 whose operating system grants this
 // process the tile state (amx_available).
