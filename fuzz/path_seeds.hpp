@@ -29,6 +29,7 @@ inline constexpr PathSeed kPathSeeds[] = {
     {"grouped-panels", "per panel", true, false},
     {"depthwise-spare-row-slot", "its second part on a spare row slot", false, false},
     {"depthwise-column-sums", "w - zw as a + c", false, false},
+    {"gemm-border-strips", "border columns in tiles down the rows", false, false},
 };
 
 // Work for two threads in every plan that splits by multiply-adds (the depthwise plans ask most).
