@@ -98,6 +98,22 @@ constexpr std::int64_t kFlatRunChunk = 192;
 // 28,28: a thread reloads the tile configuration whenever the block height changes, which cost
 // 6 % of a 56-wide layer split 32,24); otherwise tiles of at most max_rows pixels, as even as
 // possible too (26 → 6,5,5,5,5).
+// Calls tile(first, rows) for [begin, end) cut into as few tiles of at most max_rows as there can
+// be, their lengths differing by one at most (49 pixels at 6: 5s and 6s, not eight 6s and a 1,
+// whose few accumulators wait on vpdpbusd's latency and which streams a panel's weights for one
+// pixel).
+template <class Tile>
+void even_tiles(std::int64_t begin, std::int64_t end, int max_rows, const Tile& tile) {
+  const std::int64_t n = end - begin;
+  if (n <= 0) return;
+  const std::int64_t tiles = (n + max_rows - 1) / max_rows;
+  for (std::int64_t t = 0, at = begin; t < tiles; ++t) {
+    const auto rows = static_cast<int>(n / tiles + (t < n % tiles ? 1 : 0));
+    tile(at, rows);
+    at += rows;
+  }
+}
+
 void split_tiles(std::int64_t begin, std::int64_t end, bool amx, int max_rows,
                  std::vector<std::pair<std::int64_t, int>>& out) {
   if (amx && end - begin >= kMinAmxRows) {  // every block then has at least kMinAmxRows
@@ -110,14 +126,7 @@ void split_tiles(std::int64_t begin, std::int64_t end, bool amx, int max_rows,
     }
     return;
   }
-  const std::int64_t n = end - begin;
-  if (n <= 0) return;
-  const std::int64_t tiles = (n + max_rows - 1) / max_rows;
-  for (std::int64_t t = 0, at = begin; t < tiles; ++t) {
-    const auto rows = static_cast<int>(n / tiles + (t < n % tiles ? 1 : 0));
-    out.emplace_back(at, rows);
-    at += rows;
-  }
+  even_tiles(begin, end, max_rows, [&](std::int64_t at, int rows) { out.emplace_back(at, rows); });
 }
 
 enum class Path : std::uint8_t { flat, rows, im2col };
@@ -1441,10 +1450,9 @@ class GemmKernel final : public PreparedKernel {
       // The output pixel's column, row and image, stepped along (divisions per row and panel
       // cost about a tenth of ResNet-50's 56x56 stride-2 1x1 layer).
       std::int64_t x = begin % out_w_, y = begin / out_w_ % out_h_, n = begin / (out_w_ * out_h_);
-      for (std::int64_t at = begin; at < end; at += max_rows_) {
-        const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
+      even_tiles(begin, end, max_rows_, [&](std::int64_t at, int rows) {
         // A strided 1x1 layer as one GEMM too: each row's input pixel from its own offset, so
-        // tiles run across output rows (7x7 outputs make 6-pixel tiles, not 4 + 3).
+        // tiles run across output rows (7x7 outputs make 5- and 6-pixel tiles, not 4 + 3).
         std::int64_t offsets[kMaxInLaneRows];
         std::int32_t sums[kMaxInLaneRows];
         for (int i = 0; i < rows; ++i) {
@@ -1459,7 +1467,7 @@ class GemmKernel final : public PreparedKernel {
         }
         run_tile(pr, static_cast<const std::uint8_t*>(ctx.input), 0, 0, offsets, 0, rows, at,
                  nullptr, pr.pixel_sums != nullptr ? sums : nullptr);
-      }
+      });
       return;
     }
     if (pixel_tiles_) {
@@ -1595,11 +1603,10 @@ class GemmKernel final : public PreparedKernel {
                sums_at(at));
       at += rows;
     }
-    for (; at < end; at += max_rows_) {
-      const int rows = static_cast<int>(std::min<std::int64_t>(max_rows_, end - at));
-      run_tile(pr, input, (at - first) * pixel_bytes_, pixel_bytes_, nullptr, 0, rows, at, nullptr,
-               sums_at(at));
-    }
+    even_tiles(at, end, max_rows_, [&](std::int64_t from, int rows) {
+      run_tile(pr, input, (from - first) * pixel_bytes_, pixel_bytes_, nullptr, 0, rows, from,
+               nullptr, sums_at(from));
+    });
   }
 
   // Output row y of image n (its first pixel first_pixel) of a layer with phase runs: a flat run
