@@ -94,10 +94,6 @@ constexpr std::int64_t kFlatRunFullPanelBelowK = 1024;
 // still share a 28x28 layer evenly.
 constexpr std::int64_t kFlatRunChunk = 192;
 
-// Tiles covering [begin, end): with AMX, blocks of up to 32 pixels, as even as possible (56 →
-// 28,28: a thread reloads the tile configuration whenever the block height changes, which cost
-// 6 % of a 56-wide layer split 32,24); otherwise tiles of at most max_rows pixels, as even as
-// possible too (26 → 6,5,5,5,5).
 // Calls tile(first, rows) for [begin, end) cut into as few tiles of at most max_rows as there can
 // be, their lengths differing by one at most (49 pixels at 6: 5s and 6s, not eight 6s and a 1,
 // whose few accumulators wait on vpdpbusd's latency and which streams a panel's weights for one
@@ -114,6 +110,10 @@ void even_tiles(std::int64_t begin, std::int64_t end, int max_rows, const Tile& 
   }
 }
 
+// Tiles covering [begin, end): with AMX, blocks of up to 32 pixels, as even as possible (56 →
+// 28,28: a thread reloads the tile configuration whenever the block height changes, which cost
+// 6 % of a 56-wide layer split 32,24); otherwise tiles of at most max_rows pixels, as even as
+// possible too (26 → 6,5,5,5,5).
 void split_tiles(std::int64_t begin, std::int64_t end, bool amx, int max_rows,
                  std::vector<std::pair<std::int64_t, int>>& out) {
   if (amx && end - begin >= kMinAmxRows) {  // every block then has at least kMinAmxRows
