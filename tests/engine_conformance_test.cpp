@@ -433,6 +433,28 @@ TEST_P(EngineConformance, GroupedOneByOneOnFlatRunsPerGroup) {
   }
 }
 
+// Runs make(scheme) (a case of symmetric weights) with every scheme and output dtype (s32 from a
+// requantizing scheme too) against the reference engine, on 1 and 2 threads in turn, counting the
+// problems in `round`; returns how many of those plans describe themselves with `phrase`.
+template <class Make>
+int every_scheme_and_dtype(const std::string& engine, Rng& rng, int& round,
+                           const std::string& phrase, const Make& make) {
+  int found = 0;
+  for (const SchemeKind scheme : test::kEveryScheme) {
+    for (const DType output : {DType::u8, DType::s8, DType::s32}) {
+      if (scheme == SchemeKind::int32 && output != DType::s32) continue;
+      const RandomCase rc = with_output_dtype(rng, make(scheme), output, round);
+      std::string failure, described;
+      EXPECT_TRUE(agrees(engine, rc, 1 + round % 2, &failure, &described))
+          << "declined " << Problem(rc.desc).summary();
+      EXPECT_TRUE(failure.empty()) << failure;
+      if (described.find(phrase) != std::string::npos) ++found;
+      ++round;
+    }
+  }
+  return found;
+}
+
 // Grouped tiles through the output stage from the registers on avx512_vnni, in-lane (4, 8 and 16
 // channels per group), two groups a vector (24: 3 vectors, vectors 0 and 1 starting in one
 // group; 20: 4 vectors, each its own, and a last panel of two groups in 3 vectors as 24's) and one
@@ -458,31 +480,45 @@ TEST_P(EngineConformance, GroupedTilesThroughTheStageEverySchemeDtypeAndTileLeng
   };
   int round = 0, from_registers = 0;
   for (const Shape& s : shapes) {
-    for (const SchemeKind scheme : test::kEveryScheme) {
-      for (const DType output : {DType::u8, DType::s8, DType::s32}) {
-        if (scheme == SchemeKind::int32 && output != DType::s32) continue;
-        const std::int64_t channels = s.groups * s.per_group;
-        const RandomCase rc =
-            with_output_dtype(rng,
-                              fixed_case(rng, channels, channels, s.h, s.w, 3, s.stride, 1, s.batch,
-                                         s.groups, true, scheme_round_options(scheme, round)),
-                              output, round);
-        std::string failure, described;
-        ASSERT_TRUE(agrees(GetParam(), rc, 1 + round % 2, &failure, &described))
-            << "declined " << Problem(rc.desc).summary();
-        ASSERT_TRUE(failure.empty()) << failure;
-        if (described.find("output stage from the registers)") != std::string::npos) {
-          ++from_registers;
-        }
-        ++round;
-      }
-    }
+    const std::int64_t channels = s.groups * s.per_group;
+    from_registers += every_scheme_and_dtype(
+        GetParam(), rng, round, "output stage from the registers)", [&](SchemeKind scheme) {
+          return fixed_case(rng, channels, channels, s.h, s.w, 3, s.stride, 1, s.batch, s.groups,
+                            true, scheme_round_options(scheme, round));
+        });
   }
   std::cout << "[ conformance ] " << GetParam() << ": " << from_registers << " of " << round
             << " problems on grouped tiles through the stage from the registers\n";
   if (GetParam() == "avx512_vnni") {
     EXPECT_GT(from_registers, round / 2);
   }
+}
+
+// Plain GEMM tiles through the output stage from the registers on avx512_vnni (symmetric weights):
+// full panels of 5 and 6 pixels (a 7x7 output's pixel tiles, a wide output's row tiles and its
+// border columns' tiles down the rows, a 1x1 layer's tiles at long K), and the tiles it leaves to
+// the epilogue (the first and last rows' border pixels, a last panel of fewer vectors): every
+// scheme and output dtype (s32: the epilogue), stride 2, batch > 1, 1 and 2 threads.
+TEST_P(EngineConformance, GemmTilesThroughTheStageEverySchemeAndDtype) {
+  Rng rng(59);
+  struct Shape {
+    std::int64_t c, o, h, w, k, stride, pad, batch;
+  };
+  const Shape shapes[] = {{64, 64, 7, 7, 3, 1, 1, 1},  {32, 128, 9, 40, 3, 1, 1, 1},
+                          {48, 70, 6, 13, 3, 2, 1, 1}, {256, 64, 7, 7, 1, 1, 0, 1},
+                          {40, 96, 5, 11, 3, 1, 1, 1}, {260, 72, 3, 5, 1, 2, 0, 2}};
+  int round = 0, from_registers = 0;
+  for (const Shape& s : shapes) {
+    from_registers += every_scheme_and_dtype(
+        GetParam(), rng, round, "(GEMM tiles: output stage from the registers)",
+        [&](SchemeKind scheme) {
+          return fixed_case(rng, s.c, s.o, s.h, s.w, s.k, s.stride, s.pad, s.batch, 1, true,
+                            scheme_round_options(scheme, round));
+        });
+  }
+  std::cout << "[ conformance ] " << GetParam() << ": " << from_registers << " of " << round
+            << " problems on GEMM tiles through the stage from the registers\n";
+  if (GetParam() == "avx512_vnni") EXPECT_GT(from_registers, round / 3);
 }
 
 // A weight zero point needs each output pixel's window sum Σx: on every path (1x1 flat, strided

@@ -270,6 +270,8 @@ using DepthwiseOutputKernel = void (*)(const DepthwiseTile&, const TileOutput& o
 // the registers, straight to the output (`out` says where; its acc is scratch the kernel may use):
 // where the sums of a few taps are stored and read back by an epilogue.
 using InLaneOutputKernel = void (*)(const GroupedTile&, const TileOutput& out, const StageView&);
+// A GEMM tile through the output stage from the registers, straight to the output.
+using GemmOutputKernel = void (*)(const GemmTile&, const TileOutput& out, const StageView&);
 // The int32s KernelSet::in_lane_stage writes for `channels` output channels: each of StageView's
 // seven arrays in whole panels.
 inline std::int64_t in_lane_stage_ints(std::int64_t channels) {
@@ -431,6 +433,11 @@ struct KernelSet {
   // it.
   InLaneOutputKernel (*grouped_output_tile)(GroupedLanes lanes, SchemeKind scheme,
                                             DType output_dtype) = nullptr;
+  // GEMM tiles whose sums need no correction (symmetric weights, no AMX terms) through the stage
+  // from the registers (full panels of 5 or 6 rows; any other tile it stores for the epilogue);
+  // null for a (scheme, output dtype) pair without a vector stage to bytes, or a kernel set
+  // without it.
+  GemmOutputKernel (*gemm_output_tile)(SchemeKind scheme, DType output_dtype) = nullptr;
   // The GEMM and grouped tiles take GemmTile::tap_row_offsets (false: the planner never passes
   // them).
   bool takes_tap_row_offsets = false;

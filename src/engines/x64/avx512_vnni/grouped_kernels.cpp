@@ -550,29 +550,8 @@ template <GroupedLanes kLanes, int kRows, int kVectors, bool kPairs, SchemeKind 
                                                  const StageView& stage, int first) {
   __m512i acc[kRows][kVectors];
   grouped_sums<kRows, kVectors, false, kLanes, kPairs>(g, first, acc);
-  // As in_lane_output_rows: the sums leave the tap loop in registers, and the stage's constants
-  // are read per row as memory operands after it.
-#pragma GCC unroll 8
-  for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 4
-    for (int j = 0; j < kVectors; ++j) asm("" : "+v"(acc[i][j]));
-  }
-  asm volatile("" ::: "memory");
-  const StageView s = stage;
-  constexpr bool kOnWords = row_stores::kZeroPointOnWords<K, D, 4>;
-  const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(s.zero_point));
-#pragma GCC unroll 8
-  for (int i = 0; i < kRows; ++i) {
-    __m512i r[4];
-#pragma GCC unroll 4
-    for (int j = 0; j < kVectors; ++j) {
-      const stage_lanes::Lanes at = stage_lanes::Lanes::load<K>(s, tile.channel + 16 * j);
-      r[j] = stage_lanes::apply<K>(acc[i][j], at, s, kSaturatedLow, !kOnWords, kSaturatedHigh);
-    }
-    if constexpr (kVectors == 3) r[3] = r[2];  // past tile.channels: not stored
-    row_stores::store_row<K, D, 4>(tile.output, (first + i) * tile.output_row_stride, tile.channels,
-                                   r, zero_point_words);
-  }
+  row_stores::stage_rows<kRows, kVectors, K, D, kSaturatedLow, kSaturatedHigh>(acc, tile, stage,
+                                                                               first);
 }
 
 // A tile's rows through channel_order_output_rows in chunks of 6, a last chunk short of them

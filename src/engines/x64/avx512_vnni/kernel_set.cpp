@@ -33,6 +33,7 @@ const gemm::KernelSet& kernel_set() {
       .in_lane_stage = &in_lane_stage,
       .in_lane_output_tile = &in_lane_output_kernel,
       .grouped_output_tile = &grouped_output_kernel,
+      .gemm_output_tile = &gemm_output_kernel,
       .takes_tap_row_offsets = true,
       .sum_pixels = &sum_pixels,
       .pack_lane_block = &pack_lane_block,

@@ -16,6 +16,7 @@ using gemm::AmxBlock;
 using gemm::EpilogueKernel;
 using gemm::FlatRun;
 using gemm::FlatRunKernel;
+using gemm::GemmOutputKernel;
 using gemm::GemmTile;
 using gemm::GemmTileKernel;
 using gemm::GroupedLanes;
@@ -76,6 +77,8 @@ inline constexpr int kMaxRows = 6;
 // 6x64 zmm tiles (gemm_kernels.cpp). The input is u8 (an s8 input is run from a copy as x + 128)
 // and the weights s8 (u8 weights are packed as w − 128).
 GemmTileKernel gemm_tile_kernel(int rows, int vectors);
+// GEMM tiles through the stage from the registers (KernelSet::gemm_output_tile).
+GemmOutputKernel gemm_output_kernel(SchemeKind scheme, DType output_dtype);
 
 // Flat runs of pixels through the output stage in registers (flat_run_kernels.cpp): null for a
 // (scheme, output dtype) pair without a vector output stage.

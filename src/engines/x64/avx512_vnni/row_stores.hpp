@@ -147,4 +147,38 @@ template <DType D>
   if (rows > 3) _mm_mask_storeu_epi8(out + 3 * stride, mask, _mm512_extracti32x4_epi32(bytes, 3));
 }
 
+// Rows [first, first + kRows) of a tile whose sums `acc` (kVectors 3 or 4) are in channel order,
+// through the output stage to tile.output, one row's channels in one store: the tiles that take
+// the stage from the registers. The sums leave the tap loop in registers (without the empty asm
+// GCC 12 kept a stack copy of some accumulators up to date in every tap, for the stage to read as
+// memory operands), and the stage's constants are read per row as memory operands after it (held
+// in registers through the tap loop they would push accumulators to the stack): no loads moved up.
+template <int kRows, int kVectors, SchemeKind K, DType D, bool kSaturatedLow, bool kSaturatedHigh>
+[[gnu::always_inline]] inline void stage_rows(__m512i (&acc)[kRows][kVectors],
+                                              const TileOutput& tile, const StageView& stage,
+                                              int first) {
+  static_assert(kVectors == 3 || kVectors == 4);
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) asm("" : "+v"(acc[i][j]));
+  }
+  asm volatile("" ::: "memory");
+  const StageView s = stage;
+  constexpr bool kOnWords = kZeroPointOnWords<K, D, 4>;
+  const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(s.zero_point));
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+    __m512i r[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < kVectors; ++j) {
+      const stage_lanes::Lanes at = stage_lanes::Lanes::load<K>(s, tile.channel + 16 * j);
+      r[j] = stage_lanes::apply<K>(acc[i][j], at, s, kSaturatedLow, !kOnWords, kSaturatedHigh);
+    }
+    if constexpr (kVectors == 3) r[3] = r[2];  // past tile.channels: not stored
+    store_row<K, D, 4>(tile.output, (first + i) * tile.output_row_stride, tile.channels, r,
+                       zero_point_words);
+  }
+}
+
 }  // namespace qconv::detail::avx512_vnni::row_stores
