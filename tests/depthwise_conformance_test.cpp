@@ -476,7 +476,8 @@ bool takes_second_part_in_one(const std::string& described) {
 // (output rows in pairs) and 2, channel counts that leave 64-lane blocks full, partly filled or
 // followed by full or partly filled 32- and 16-lane blocks (a full 32-lane one: 96 and 32; 16-lane:
 // 80, 16), every scheme to u8 and s8 from u8 and s8 inputs, batch 2, 1 and 2 threads, w − zw in one
-// s8 part, in two (zw = 3 on s8 weights) or any. Where `in_registers` says so for the case and
+// s8 part, in two (zw = 3 on s8 weights) or any; at stride 1 and 3 columns, rows of 7 to 14 pixels
+// (the pair kernel's tiles of 3 with every tail). Where `in_registers` says so for the case and
 // the parts, the layer must take such a kernel (Plan::describe() says so), and must not where it
 // says not; with an s8 input, in the optimised builds only. With two parts and 3 columns, its full
 // 64-lane blocks must take the second parts without a tap each (takes_second_part_in_one).
@@ -531,6 +532,15 @@ void check_columns_in_registers(const std::string& engine, std::int64_t stride_w
                 << described;
             const bool split = kernel_w == 3 && parts == 2 && flipped_in_registers && c >= 64;
             EXPECT_EQ(takes_second_part_in_one(described), split) << described;
+            // Output rows in pairs (stride 1 over up to 3 kernel rows) of 8 pixels or more: the
+            // full 64-lane blocks on one part take both rows of a pair at once.
+            if (kernel_w == 3 && stride_w == 1 && parts == 1) {
+              const bool pairs = stride_h == 1 && kh <= 3 && c >= 64 && flipped_in_registers &&
+                                 Problem(rc.desc).out_width() >= 8;
+              EXPECT_EQ(described.find("interleaved once for both rows") != std::string::npos,
+                        pairs)
+                  << described;
+            }
           }
           expect_exact(engine, rc, 1 + sub / 2);
           if (testing::Test::HasFatalFailure()) return;

@@ -87,8 +87,8 @@ struct FusedVector {
 // kernels' choice of flipping instantiation, made once where a plan takes its kernel. Null for an
 // s8 input in builds with fewer kernel variants (kEveryKernelVariant), which leave it to the
 // column buffer: the flipping set doubles the instrumented compile.
-template <class F>
-DepthwiseOutputKernel for_input_sign(bool flip, const F& f) {
+template <class R = DepthwiseOutputKernel, class F>
+R for_input_sign(bool flip, const F& f) {
   if (!flip) return f.template operator()<false>();
   if constexpr (kEveryKernelVariant) {
     return f.template operator()<true>();
@@ -99,18 +99,17 @@ DepthwiseOutputKernel for_input_sign(bool flip, const F& f) {
 
 // f.template operator()<K, kFlip>() for `scheme` (every scheme but int32, which has no vector
 // stage to bytes: null) and the input's sign (for_input_sign): how the fused kernels' getters
-// pick their instantiation.
-template <class F>
-DepthwiseOutputKernel for_scheme_and_sign(SchemeKind scheme, bool flip, const F& f) {
-  return gemm::for_scheme<DepthwiseOutputKernel>(
-      scheme, [&]<SchemeKind K>() -> DepthwiseOutputKernel {
-        if constexpr (K == SchemeKind::int32) {
-          return nullptr;  // int32 to bytes has no vector form
-        } else {
-          return for_input_sign(flip,
-                                [&]<bool kFlip>() { return f.template operator()<K, kFlip>(); });
-        }
-      });
+// pick their instantiation (R: the kernel pointer's type).
+template <class R = DepthwiseOutputKernel, class F>
+R for_scheme_and_sign(SchemeKind scheme, bool flip, const F& f) {
+  return gemm::for_scheme<R>(scheme, [&]<SchemeKind K>() -> R {
+    if constexpr (K == SchemeKind::int32) {
+      return nullptr;  // int32 to bytes has no vector form
+    } else {
+      return for_input_sign<R>(flip,
+                               [&]<bool kFlip>() { return f.template operator()<K, kFlip>(); });
+    }
+  });
 }
 
 template <SchemeKind K, int kParts, int kStep, class Interleave, bool kFlip>

@@ -257,6 +257,14 @@ inline constexpr int kSpareSlotIndexAt = 16;
 DepthwiseOutputKernel depthwise_fused_kernel(SchemeKind scheme, DType output_dtype, int parts,
                                              int width, int step, int columns, bool flip, bool vbmi,
                                              DepthwiseSplit split = DepthwiseSplit::parts);
+// The two output rows of a row pair (depthwise_plan.cpp: at stride 1 the upper row's kernel rows in
+// slots 0-2 of the same 4 input rows, the lower's in slots 1-3) of a full 64-lane block, each
+// with its own arguments and weights, both rows' `source` the same.
+using DepthwisePairKernel = void (*)(const DepthwiseOutputs& upper, const DepthwiseOutputs& lower);
+// depthwise_fused_kernel's kernel for 64 lanes, 3 columns, one part at stride 1, for both rows of
+// a pair: each input column interleaved once for the two rows' vpdpbusd (depthwise_fused_pair
+// _kernels.cpp). Null where depthwise_fused_kernel is null for those arguments.
+DepthwisePairKernel depthwise_fused_pair_kernel(SchemeKind scheme, DType output_dtype, bool flip);
 // The 16-lane fused kernel of depthwise_fused_kernel (3 columns, one group of rows, `parts` 1 or 2,
 // `step` 1 or 2, `flip` as there) whose columns are interleaved by one vpermt2b each
 // (depthwise_fused_vbmi_kernels.cpp: built with VBMI; only for a CPU that has it); null for other
