@@ -30,6 +30,7 @@ inline constexpr PathSeed kPathSeeds[] = {
     {"depthwise-spare-row-slot", "its second part on a spare row slot", false, false},
     {"depthwise-column-sums", "w - zw as a + c", false, false},
     {"gemm-border-strips", "border columns in tiles down the rows", false, false},
+    {"depthwise-row-pairs", "interleaved once for both rows", false, false},
 };
 
 // Work for two threads in every plan that splits by multiply-adds (the depthwise plans ask most).

@@ -6,8 +6,8 @@
 //
 // Why: on Intel cores 512-bit byte unpacks issue on one port only, shared with vpdpbusd and the
 // output stage's float instructions. A row's tile of 4 pixels takes 48 unpacks for its 16 output
-// vectors (3 a vector, beside 3 vpdpbusd and 4-5 of the output stage); a pair's tile of 2 pixels
-// takes 32 for 16 (2 a vector).
+// vectors (3 a vector, beside 3 vpdpbusd and 4-5 of the output stage); a pair's tile of 3 pixels
+// takes 40 for 24 (tiles of 2, 32 for 16, measured 1-2 % slower).
 //
 // Built with AVX-512 flags: see kernels.hpp for why this file uses no standard-library templates.
 #include <immintrin.h>
