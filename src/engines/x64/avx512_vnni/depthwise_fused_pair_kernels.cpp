@@ -78,21 +78,10 @@ struct FusedPairTiles {
 template <SchemeKind K, bool kFlip>
 void run_fused_pair(const DepthwiseOutputs& upper, const DepthwiseOutputs& lower) {
   constexpr int kTile = 3;
-  // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0); the two
-  // rows share the call's stage.
-  const StageView& s = *upper.stage;
-  const auto run = [&]<bool kLow, bool kHigh>() {
+  // The two rows share the call's stage, dtype and bounds.
+  with_saturating_clamps<K>(upper, [&]<bool kLow, bool kHigh>() {
     for_tiles<kTile>(upper.pixels, FusedPairTiles<K, kLow, kHigh, kFlip>(upper, lower));
-  };
-  if constexpr (kEveryKernelVariant) {
-    if (s.zero_point >= 0 && s.lo == (upper.signed_output ? -128 : 0)) {
-      if constexpr (K == SchemeKind::fbgemm) {
-        if (upper.saturated_high) return run.template operator()<true, true>();
-      }
-      return run.template operator()<true, false>();
-    }
-  }
-  run.template operator()<false, false>();
+  });
 }
 
 }  // namespace

@@ -215,9 +215,7 @@ template <SchemeKind K, bool kFlip, int kParts, int kVectors, int kStep, int kCo
           class Interleave32 = InterleaveRows32>
 void run_fused(const DepthwiseOutputs& o) {
   constexpr int kTile = 4;
-  // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
-  const StageView& s = *o.stage;
-  const auto run = [&]<bool kLow, bool kHigh>() {
+  with_saturating_clamps<K>(o, [&]<bool kLow, bool kHigh>() {
     if constexpr (kSplit == DepthwiseSplit::duplicated_row) {  // its spare slot, after the masks
       if (o.weights[64 * kVectors * kColumns + kSpareSlotIndexAt] == 0) {
         return for_tiles<kTile>(
@@ -227,16 +225,7 @@ void run_fused(const DepthwiseOutputs& o) {
     }
     for_tiles<kTile>(o.pixels, FusedTiles<K, kLow, kHigh, kParts, kVectors, kStep, kColumns,
                                           kGroups, kFlip, kSplit, Interleave32>(o));
-  };
-  if constexpr (kEveryKernelVariant) {
-    if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
-      if constexpr (K == SchemeKind::fbgemm) {
-        if (o.saturated_high) return run.template operator()<true, true>();
-      }
-      return run.template operator()<true, false>();
-    }
-  }
-  run.template operator()<false, false>();
+  });
 }
 
 }  // namespace qconv::detail::avx512_vnni::depthwise

@@ -43,21 +43,15 @@ void run_vectors(const DepthwiseOutputs& o) {
 // their narrowing stands for.
 template <SchemeKind K, Written W, int kColumns, int kParts, int kStep, int kVectors, int kTile>
 [[gnu::always_inline]] inline void run_blocks(const DepthwiseOutputs& o) {
-  // The output's narrowing saturates below at lo (lo is the dtype's minimum and zy ≥ 0).
-  const StageView& s = *o.stage;
-  if constexpr (W == Written::bytes && kEveryKernelVariant) {
-    if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
-      if constexpr (K == SchemeKind::fbgemm) {
-        if (o.saturated_high) {
-          return for_tiles<kTile>(
-              o.pixels, BlockTiles<K, W, true, true, kColumns, kParts, kStep, kVectors>(o));
-        }
-      }
-      return for_tiles<kTile>(o.pixels,
-                              BlockTiles<K, W, true, false, kColumns, kParts, kStep, kVectors>(o));
-    }
+  if constexpr (W == Written::bytes) {
+    with_saturating_clamps<K>(o, [&]<bool kLow, bool kHigh>() {
+      for_tiles<kTile>(o.pixels,
+                       BlockTiles<K, W, kLow, kHigh, kColumns, kParts, kStep, kVectors>(o));
+    });
+  } else {
+    for_tiles<kTile>(o.pixels,
+                     BlockTiles<K, W, false, false, kColumns, kParts, kStep, kVectors>(o));
   }
-  for_tiles<kTile>(o.pixels, BlockTiles<K, W, false, false, kColumns, kParts, kStep, kVectors>(o));
 }
 
 // A 32-lane block to bytes: two vectors packed together, tiles of 8 pixels as VectorTiles' (of 4 or

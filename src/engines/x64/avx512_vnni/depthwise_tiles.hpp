@@ -151,6 +151,25 @@ template <int kTile, class Tile>
   }
 }
 
+// run.template operator()<kSaturatedLow, kSaturatedHigh>() for a kernel to bytes: the clamps that
+// the output's narrowing stands for (below at lo where lo is the dtype's minimum and zy ≥ 0; above
+// for fbgemm where DepthwiseOutputs::saturated_high says so), in the builds with every kernel
+// variant; none skipped in the others.
+template <SchemeKind K, class Run>
+[[gnu::always_inline]] inline void with_saturating_clamps(const DepthwiseOutputs& o,
+                                                          const Run& run) {
+  const StageView& s = *o.stage;
+  if constexpr (kEveryKernelVariant) {
+    if (s.zero_point >= 0 && s.lo == (o.signed_output ? -128 : 0)) {
+      if constexpr (K == SchemeKind::fbgemm) {
+        if (o.saturated_high) return run.template operator()<true, true>();
+      }
+      return run.template operator()<true, false>();
+    }
+  }
+  run.template operator()<false, false>();
+}
+
 // Blocks of 16 lanes, and of 32 to s32 or the sums (channels in order): one vector of 16 channels
 // at a time over the whole run (its output-stage constants and weights loaded once), each sum
 // narrowed on its own.
