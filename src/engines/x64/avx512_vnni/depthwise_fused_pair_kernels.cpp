@@ -51,6 +51,10 @@ struct FusedPairTiles {
     for (int t = 0; t < kTile + 2; ++t) {
       __m512i q[4];
       upper.interleave(0, upper.first_column + first + t, q);
+      // The pointers laundered per column, so that GCC reads the weights where they are used
+      // rather than holding them in registers from column to column.
+      const std::int8_t* wt[2] = {w[0], w[1]};
+      asm("" : "+r"(wt[0]), "+r"(wt[1]));
 #pragma GCC unroll 3
       for (int s = 0; s < 3; ++s) {
         if (t < s || t - s >= kTile) continue;
@@ -60,7 +64,7 @@ struct FusedPairTiles {
 #pragma GCC unroll 2
           for (int r = 0; r < 2; ++r) {
             acc[r][v][p] = _mm512_dpbusd_epi32(acc[r][v][p], q[v],
-                                               _mm512_load_si512(w[r] + kTapBytes * s + 64 * v));
+                                               _mm512_load_si512(wt[r] + kTapBytes * s + 64 * v));
           }
         }
       }
