@@ -484,16 +484,7 @@ template <int kRows, int kWidth, SchemeKind K, DType D, bool kSaturatedLow, bool
                                            const StageView& lane_stage, int first) {
   __m512i acc[kRows][4];
   in_lane_sums<kRows, kWidth, false>(g, first, acc);
-  // The sums leave the tap loop in registers: without this GCC 12 kept a stack copy of some
-  // accumulators up to date in every tap, for the stage to read as memory operands.
-#pragma GCC unroll 8
-  for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) asm("" : "+v"(acc[i][j]));
-  }
-  // The stage's constants are read per row as memory operands, after the multiplies (held in
-  // registers through the tap loop they would push accumulators to the stack): no loads moved up.
-  asm volatile("" ::: "memory");
+  row_stores::sums_leave_in_registers(acc);
   const StageView s = lane_stage;
   constexpr bool kOnWords = row_stores::kZeroPointOnWords<K, D, 4>;
   const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(s.zero_point));

@@ -147,23 +147,30 @@ template <DType D>
   if (rows > 3) _mm_mask_storeu_epi8(out + 3 * stride, mask, _mm512_extracti32x4_epi32(bytes, 3));
 }
 
-// Rows [first, first + kRows) of a tile whose sums `acc` (kVectors 3 or 4) are in channel order,
-// through the output stage to tile.output, one row's channels in one store: the tiles that take
-// the stage from the registers. The sums leave the tap loop in registers (without the empty asm
-// GCC 12 kept a stack copy of some accumulators up to date in every tap, for the stage to read as
-// memory operands), and the stage's constants are read per row as memory operands after it (held
-// in registers through the tap loop they would push accumulators to the stack): no loads moved up.
-template <int kRows, int kVectors, SchemeKind K, DType D, bool kSaturatedLow, bool kSaturatedHigh>
-[[gnu::always_inline]] inline void stage_rows(__m512i (&acc)[kRows][kVectors],
-                                              const TileOutput& tile, const StageView& stage,
-                                              int first) {
-  static_assert(kVectors == 3 || kVectors == 4);
+// Between a tile's tap loop and its output stage from the registers: the sums leave the tap loop
+// in registers (without the empty asm GCC 12 kept a stack copy of some accumulators up to date in
+// every tap, for the stage to read as memory operands), and the stage's constants, read per row
+// as memory operands after it, are not moved up into it (held in registers through the tap loop
+// they would push accumulators to the stack).
+template <int kRows, int kVectors>
+[[gnu::always_inline]] inline void sums_leave_in_registers(__m512i (&acc)[kRows][kVectors]) {
 #pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 4
     for (int j = 0; j < kVectors; ++j) asm("" : "+v"(acc[i][j]));
   }
   asm volatile("" ::: "memory");
+}
+
+// Rows [first, first + kRows) of a tile whose sums `acc` (kVectors 3 or 4) are in channel order,
+// through the output stage to tile.output, one row's channels in one store: the tiles that take
+// the stage from the registers.
+template <int kRows, int kVectors, SchemeKind K, DType D, bool kSaturatedLow, bool kSaturatedHigh>
+[[gnu::always_inline]] inline void stage_rows(__m512i (&acc)[kRows][kVectors],
+                                              const TileOutput& tile, const StageView& stage,
+                                              int first) {
+  static_assert(kVectors == 3 || kVectors == 4);
+  sums_leave_in_registers(acc);
   const StageView s = stage;
   constexpr bool kOnWords = kZeroPointOnWords<K, D, 4>;
   const __m512i zero_point_words = _mm512_set1_epi16(static_cast<std::int16_t>(s.zero_point));
